@@ -1,0 +1,1 @@
+"""pytest entry point (wired up in the plugin issue)."""
