@@ -47,7 +47,7 @@ def normalize_value(value: Any) -> Any:
         return float(value)
     if isinstance(value, _dt.datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(_dt.UTC).replace(tzinfo=None)
         return value.isoformat(sep=" ", timespec="microseconds" if value.microsecond else "seconds")
     if isinstance(value, _dt.date):
         return value.isoformat()

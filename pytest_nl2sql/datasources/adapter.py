@@ -1,0 +1,370 @@
+"""One adapter for any SQLAlchemy URL: run one read-only query, get normalized rows back.
+
+Every query passes the statement guard first, and then meets a database that is itself
+read-only: SQLite is opened with ``mode=ro`` and ``PRAGMA query_only``, PostgreSQL sessions
+default to read-only transactions, DuckDB is opened ``read_only`` with external access off.
+Each query runs in its own transaction, which is rolled back. A runaway query is cancelled
+after ``timeout_s`` (SQLite progress handler, PostgreSQL ``statement_timeout``, DuckDB
+interrupt). Failures are ``QueryError`` values with a ``kind`` a caller can branch on; a
+failed query never spoils the next one, since a connection in doubt is thrown away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import attrs
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+from sqlalchemy.pool import QueuePool
+
+from pytest_nl2sql.config import redact_url
+from pytest_nl2sql.datasources.guard import StatementRefused, StatementUnparseable, check_statement
+from pytest_nl2sql.values import normalize_row
+
+__all__ = ["Adapter", "QueryError", "QueryResult", "QUERY_ERROR_KINDS"]
+
+QUERY_ERROR_KINDS = ("refused", "timeout", "sql_error", "unreachable")
+_SQLITE_PROGRESS_STEPS = 1000
+
+
+@attrs.frozen
+class QueryResult:
+    """The normalized rows of one query, cut at the row limit (``truncated`` then True)."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple]
+    truncated: bool
+    elapsed_s: float
+
+
+class QueryError(Exception):
+    """A query that did not return rows. ``kind`` is one of ``QUERY_ERROR_KINDS``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        if kind not in QUERY_ERROR_KINDS:
+            raise ValueError(f"unknown QueryError kind {kind!r} (one of {QUERY_ERROR_KINDS})")
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"QueryError({self.kind!r}, {self.message!r})"
+
+
+class Adapter:
+    """A datasource reached through SQLAlchemy; connections are opened on first use."""
+
+    def __init__(
+        self, name: str, url: str, *, row_limit: int = 1000, timeout_s: float = 10.0
+    ) -> None:
+        try:
+            parsed = make_url(url)
+        except (ArgumentError, ValueError):
+            raise ValueError(
+                f"datasource {name!r}: {redact_url(str(url))!r} is not a database URL "
+                "(write e.g. sqlite:////path/to/file.sqlite)"
+            ) from None
+        if row_limit < 0:
+            raise ValueError(f"datasource {name!r}: row_limit must be >= 0 (got {row_limit})")
+        if timeout_s <= 0:
+            raise ValueError(f"datasource {name!r}: timeout_s must be > 0 (got {timeout_s})")
+        self.name = name
+        self.row_limit = row_limit
+        self.timeout_s = float(timeout_s)
+        self.dialect: str = parsed.get_backend_name()
+        self._url: URL = parsed
+        self._secrets = _secrets_of(parsed)
+        self._engine: sa.Engine | None = None
+        self._lock = threading.Lock()
+
+    # -- identity
+
+    @property
+    def url(self) -> str:
+        """The URL with its password hidden, fit for messages."""
+        return redact_url(self._url.render_as_string(hide_password=False))
+
+    @property
+    def file_path(self) -> Path | None:
+        """The database file of a SQLite or DuckDB datasource, else None."""
+        database = self._url.database
+        if self.dialect in ("sqlite", "duckdb") and database and database != ":memory:":
+            return Path(database)
+        return None
+
+    def cache_key(self) -> tuple[Any, ...]:
+        """What identifies this database's current contents for caching (URL, file stamp)."""
+        key: tuple[Any, ...] = (self._url.render_as_string(hide_password=False),)
+        path = self.file_path
+        if path is not None:
+            for candidate in (path, Path(f"{path}-wal"), Path(f"{path}.wal")):
+                try:
+                    stat = candidate.stat()
+                except OSError:
+                    continue
+                key += (str(candidate), stat.st_mtime_ns, stat.st_size)
+        return key
+
+    def __repr__(self) -> str:
+        return f"Adapter({self.name!r}, {self.url!r}, dialect={self.dialect!r})"
+
+    # -- engine
+
+    @property
+    def engine(self) -> sa.Engine:
+        """The SQLAlchemy engine (created on first use); its connections are read-only."""
+        with self._lock:
+            if self._engine is None:
+                self._engine = self._create_engine()
+            return self._engine
+
+    def _create_engine(self) -> sa.Engine:
+        if self.dialect == "sqlite":
+            return sa.create_engine("sqlite://", creator=self._sqlite_connect, poolclass=QueuePool)
+        if self.dialect == "postgresql":
+            url = self._url
+            if url.drivername == "postgresql" and importlib.util.find_spec("psycopg2") is None:
+                url = url.set(drivername="postgresql+psycopg")
+            timeout_ms = max(1, int(self.timeout_s * 1000))
+            options = (
+                f"-c default_transaction_read_only=on -c statement_timeout={timeout_ms} "
+                f"-c idle_in_transaction_session_timeout={max(timeout_ms * 6, 60000)}"
+            )
+            extra = url.query.get("options")
+            if isinstance(extra, str) and extra:
+                options = f"{extra} {options}"
+                url = url.difference_update_query(["options"])
+            connect_args = {
+                "options": options,
+                "connect_timeout": max(1, int(round(self.timeout_s))),
+                "application_name": "pytest-nl2sql",
+            }
+            return sa.create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+        if self.dialect == "duckdb":
+            path = self.file_path
+            if path is not None and not path.is_file():
+                raise _Unreachable(f"the DuckDB file {path} does not exist")
+            connect_args = {"read_only": True, "config": {"enable_external_access": False}}
+            return sa.create_engine(self._url, connect_args=connect_args)
+        return sa.create_engine(self._url, pool_pre_ping=True)
+
+    def _sqlite_connect(self) -> sqlite3.Connection:
+        path = self.file_path
+        if path is None:
+            connection = sqlite3.connect(":memory:", check_same_thread=False)
+        else:
+            if not path.is_file():
+                raise _Unreachable(f"the SQLite file {path} does not exist")
+            uri = f"file:{quote(str(path.absolute()))}?mode=ro"
+            connection = sqlite3.connect(
+                uri, uri=True, check_same_thread=False, timeout=self.timeout_s
+            )
+        connection.execute("PRAGMA query_only = ON")
+        return connection
+
+    def close(self) -> None:
+        """Close every pooled connection; the adapter reconnects if used again."""
+        with self._lock:
+            engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.dispose()
+
+    # -- connections
+
+    @contextlib.contextmanager
+    def raw_connection(self) -> Iterator[Any]:
+        """A pooled DBAPI connection, read-only as configured, rolled back afterwards.
+
+        This is below the statement guard: it is for introspection and for checking that the
+        database itself refuses writes. Connection failures raise ``QueryError('unreachable')``.
+        """
+        connection = self._checkout()
+        healthy = False
+        try:
+            yield connection
+            healthy = True
+        finally:
+            self._release(connection, healthy)
+
+    def _checkout(self) -> Any:
+        try:
+            return self.engine.raw_connection()
+        except _Unreachable as error:
+            raise QueryError(
+                "unreachable",
+                f"datasource {self.name!r} cannot be opened: {error} (check its url in nl2sql.yaml)",
+            ) from None
+        except Exception as error:  # any driver's connect failure
+            raise QueryError(
+                "unreachable",
+                f"datasource {self.name!r} ({self.url}) cannot be reached: {self.scrub(_first_message(error))}",
+            ) from None
+
+    def _release(self, connection: Any, healthy: bool) -> None:
+        try:
+            connection.rollback()
+        except Exception:
+            healthy = False
+        if not healthy:
+            with contextlib.suppress(Exception):
+                connection.invalidate()
+        with contextlib.suppress(Exception):
+            connection.close()
+
+    # -- queries
+
+    def execute(self, sql: str, *, row_limit: int | None = None) -> QueryResult:
+        """Run one read-only query and return at most ``row_limit`` normalized rows.
+
+        ``row_limit`` defaults to the adapter's. Raises ``QueryError`` with kind ``refused``
+        (not a single SELECT), ``sql_error`` (the database's or the parser's message),
+        ``timeout`` (cancelled after ``timeout_s``) or ``unreachable``.
+        """
+        limit = self.row_limit if row_limit is None else row_limit
+        if limit < 0:
+            raise ValueError(f"row_limit must be >= 0 (got {limit})")
+        try:
+            check_statement(sql, self.dialect)
+        except StatementUnparseable as refusal:
+            raise QueryError("sql_error", refusal.reason) from None
+        except StatementRefused as refusal:
+            raise QueryError("refused", refusal.reason) from None
+        connection = self._checkout()
+        deadline = _Deadline()
+        healthy = False
+        try:
+            started = time.perf_counter()
+            with self._watch(connection, deadline):
+                cursor = self._cursor(connection)
+                try:
+                    cursor.execute(sql)
+                    columns = tuple(str(d[0]) for d in (cursor.description or ()))
+                    fetched = cursor.fetchmany(limit + 1) if columns else []
+                finally:
+                    with contextlib.suppress(Exception):
+                        cursor.close()
+            elapsed = time.perf_counter() - started
+            healthy = True
+        except Exception as error:
+            raise self._classify(error, connection, deadline) from None
+        finally:
+            self._release(connection, healthy)
+        rows = [normalize_row(row) for row in fetched[:limit]]
+        return QueryResult(
+            columns=columns, rows=rows, truncated=len(fetched) > limit, elapsed_s=elapsed
+        )
+
+    def _cursor(self, connection: Any) -> Any:
+        if self.dialect == "postgresql" and self.engine.dialect.driver == "psycopg":
+            # A server-side cursor, so a huge result is not pulled to the client whole.
+            return connection.cursor(name="nl2sql_query")
+        return connection.cursor()
+
+    @contextlib.contextmanager
+    def _watch(self, connection: Any, deadline: _Deadline) -> Iterator[None]:
+        """Cancel the running query after ``timeout_s`` where the driver needs help."""
+        driver = connection.driver_connection
+        if self.dialect == "sqlite":
+            stop_at = time.monotonic() + self.timeout_s
+
+            def progress() -> int:
+                if time.monotonic() > stop_at:
+                    deadline.hit = True
+                    return 1
+                return 0
+
+            driver.set_progress_handler(progress, _SQLITE_PROGRESS_STEPS)
+            try:
+                yield
+            finally:
+                driver.set_progress_handler(None, 0)
+        elif self.dialect == "duckdb":
+            lock = threading.Lock()
+            active = [True]
+
+            def interrupt() -> None:
+                with lock:
+                    if active[0]:
+                        deadline.hit = True
+                        driver.interrupt()
+
+            timer = threading.Timer(self.timeout_s, interrupt)
+            timer.daemon = True
+            timer.start()
+            try:
+                yield
+            finally:
+                with lock:
+                    active[0] = False
+                timer.cancel()
+        else:
+            yield  # PostgreSQL: statement_timeout is set per session at connect
+
+    def _classify(self, error: Exception, connection: Any, deadline: _Deadline) -> QueryError:
+        original = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+        message = self.scrub(_first_message(original, full=True))
+        timeout_text = (
+            f"the query ran longer than {self.timeout_s:g} s and was cancelled "
+            f"(datasource {self.name!r}; narrow the query or raise timeout_s)"
+        )
+        if deadline.hit or getattr(original, "sqlstate", None) == "57014":
+            return QueryError("timeout", timeout_text)
+        if type(original).__name__ == "InterruptException":
+            return QueryError("timeout", timeout_text)
+        try:
+            lost = self.engine.dialect.is_disconnect(original, connection.dbapi_connection, None)
+        except Exception:
+            lost = False
+        if lost or getattr(original, "sqlstate", "") in ("08000", "08003", "08006", "57P01"):
+            return QueryError(
+                "unreachable",
+                f"datasource {self.name!r} ({self.url}) was lost during the query: {message}",
+            )
+        return QueryError("sql_error", message)
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the URL's password (and password-like values) replaced by ``***``."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+@attrs.define
+class _Deadline:
+    hit: bool = False
+
+
+class _Unreachable(Exception):
+    """The database cannot be opened (raised inside connection creation)."""
+
+
+def _secrets_of(url: URL) -> tuple[str, ...]:
+    secrets = []
+    if url.password:
+        secrets.append(str(url.password))
+        secrets.append(quote(str(url.password), safe=""))
+    for key, value in url.query.items():
+        if key.lower() in ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey"):
+            values = [value] if isinstance(value, str) else list(value)
+            secrets.extend(v for v in values if v)
+    return tuple(sorted({s for s in secrets if s}, key=len, reverse=True))
+
+
+def _first_message(error: BaseException, *, full: bool = False) -> str:
+    """The driver's own message: the whole text for SQL errors, the first line otherwise."""
+    if isinstance(error, DBAPIError) and error.orig is not None:
+        error = error.orig
+    if isinstance(error, _Unreachable):
+        return str(error)
+    text = str(error).strip() or type(error).__name__
+    return text if full else text.splitlines()[0]

@@ -1,0 +1,41 @@
+"""A SHA-256 over the gold content of a suite: what a reviewer signed off on.
+
+It covers every case's id, question, SQL, rows, alternatives, outcomes, tables, columns and
+plan -- not status, tags or layout -- so the same gold data gives the same digest whether it
+was read from 0.6 files by the legacy loader or from the migrated v1 suite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .model import EvalCase
+
+__all__ = ["gold_digest"]
+
+
+def _canonical(case: EvalCase) -> dict[str, Any]:
+    return {
+        "id": case.id,
+        "question": case.question,
+        "sql": case.sql,
+        "rows": [dict(r) for r in case.rows] if case.rows is not None else None,
+        "alt_sql": list(case.alt_sql),
+        "alt_rows": [[dict(r) for r in rows] for rows in case.alt_rows],
+        "outcome": {role: o.value for role, o in case.outcome.items()},
+        "tables": list(case.tables),
+        "columns": list(case.columns),
+        "plan": case.plan,
+    }
+
+
+def gold_digest(cases: Iterable[EvalCase]) -> str:
+    """Hex SHA-256 of the cases' gold content, in file order."""
+    h = hashlib.sha256()
+    for case in cases:
+        h.update(json.dumps(_canonical(case), sort_keys=True, ensure_ascii=False).encode())
+        h.update(b"\n")
+    return h.hexdigest()

@@ -1,0 +1,75 @@
+"""Decide whether a plan answers its question, cannot, or needs the question narrowed.
+
+A plan is not answerable when it says so, or when it names a table or column the datasource
+does not have (checked by compiling it and resolving the SQL against the schema, so aliases,
+subqueries and CTEs are understood the same way the validator understands them). A ``clarify``
+plan carries the question to ask back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import attrs
+
+from .compiler import compile_plan
+from .plan import PlanModel
+from .validator import validate_sql
+
+__all__ = ["QUESTION_NOT_ANSWERABLE", "Resolution", "resolve"]
+
+#: The code of every not-answerable resolution.
+QUESTION_NOT_ANSWERABLE = "QUESTION_NOT_ANSWERABLE"
+
+ResolutionStatus = Literal["answer", "not_answerable", "needs_clarification"]
+
+
+@attrs.frozen
+class Resolution:
+    """The resolver's verdict. ``code`` is :data:`QUESTION_NOT_ANSWERABLE` when not answerable."""
+
+    status: ResolutionStatus
+    code: str | None = None
+    message: str = ""
+
+
+class _AllowAll:
+    """Resolution is about what exists, not about who may see it."""
+
+    def allows_datasource(self, ds: str) -> bool:
+        return True
+
+    def allows_table(self, ds: str, table: str) -> bool:
+        return True
+
+    def allows_column(self, ds: str, table: str, column: str) -> bool:
+        return True
+
+
+def resolve(
+    plan: PlanModel, schema: Mapping[str, Sequence[str]], *, dialect: str = "sqlite"
+) -> Resolution:
+    """Resolve ``plan`` against ``schema`` (table -> column names, as the datasource has them).
+
+    ``dialect`` only chooses which SQL the check compiles; a plan means the same in each.
+    Raises :class:`~pytest_nl2sql.engine.compiler.CompileError` for a plan whose raw SQL
+    escape does not parse.
+    """
+    if plan.kind == "not_answerable":
+        return Resolution(
+            "not_answerable", QUESTION_NOT_ANSWERABLE,
+            plan.reason or "The question cannot be answered from the available data.",
+        )
+    if plan.kind == "clarify":
+        return Resolution("needs_clarification", None, plan.clarification or "")
+    sql = compile_plan(plan, dialect)
+    check = validate_sql(
+        sql, dialect=dialect, datasource=plan.datasource or "", schema=schema, policy=_AllowAll()
+    )
+    if check.status == "unknown_reference":
+        return Resolution(
+            "not_answerable", QUESTION_NOT_ANSWERABLE,
+            "The question needs data that does not exist here: " + ", ".join(check.unknown),
+        )
+    return Resolution("answer")

@@ -1,0 +1,41 @@
+"""Errors a user sees. Each says where, which case, what is wrong and what would be right."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["Nl2sqlError", "Problem", "SuiteError"]
+
+
+class Nl2sqlError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+@attrs.frozen
+class Problem:
+    """One thing wrong in a suite file. ``line``/``column`` are 1-based; 0 means unknown."""
+
+    path: str
+    line: int
+    column: int
+    message: str
+    case_id: str | None = None
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line:
+            where += f":{self.line}:{self.column or 1}"
+        case = f"case '{self.case_id}': " if self.case_id else ""
+        return f"{where}: {case}{self.message}"
+
+
+class SuiteError(Nl2sqlError):
+    """A suite file that cannot be used; carries every problem found in it, in file order."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = sorted(problems, key=lambda p: (p.line, p.column))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @property
+    def first(self) -> Problem:
+        return self.problems[0]

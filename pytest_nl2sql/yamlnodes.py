@@ -1,0 +1,277 @@
+"""Fast, safe YAML composition for suite files.
+
+Suites can hold ten thousand cases, so they are composed with libyaml (ruamel.yaml's C
+parser) and turned into Python values by our own small node walk instead of ruamel's
+constructor. The walk keeps every node's position, which both the loader's error messages
+and the writer's in-place edits need.
+
+Safety: the C composer recurses once per nesting level and crashes the process on very deep
+input, so the text's nesting is bounded *before* it is parsed; anchors and aliases are
+refused (a suite has no use for them, and they are how "billion laughs" files explode);
+only the YAML 1.2 core schema's tags are accepted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ruamel.yaml.cyaml import CParser
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from ruamel.yaml.tag import Tag
+
+__all__ = [
+    "MAX_DEPTH",
+    "MappingNode",
+    "ScalarNode",
+    "SequenceNode",
+    "YamlSyntaxError",
+    "compose",
+    "scalar_value",
+    "to_python",
+]
+
+#: Deepest nesting a suite may use (a real one needs about six levels).
+MAX_DEPTH = 100
+
+_P = "tag:yaml.org,2002:"
+T_STR = Tag(suffix=_P + "str")
+T_INT = Tag(suffix=_P + "int")
+T_FLOAT = Tag(suffix=_P + "float")
+T_BOOL = Tag(suffix=_P + "bool")
+T_NULL = Tag(suffix=_P + "null")
+T_SEQ = Tag(suffix=_P + "seq")
+T_MAP = Tag(suffix=_P + "map")
+
+# YAML 1.2 core schema (what ruamel.yaml resolves by default), with two deliberate
+# differences: timestamps stay text (rows store dates as ISO text, see values.py) and the
+# merge key ``<<`` is plain text (merges need anchors, which suites refuse).
+_INT = re.compile(r"[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*)\Z")
+_FLOAT = re.compile(
+    r"[-+]?(?:(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+    r"|(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
+    r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+    r"|\.(?:inf|Inf|INF))\Z"
+    r"|\.(?:nan|NaN|NAN)\Z"
+)
+_BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
+_NULL = {"", "~", "null", "Null", "NULL"}
+
+
+class YamlSyntaxError(Exception):
+    """Text that is not the YAML a suite may be; ``line``/``column`` are 1-based."""
+
+    def __init__(self, message: str, line: int = 0, column: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+def resolve_plain(value: str) -> Tag:
+    """The tag a plain (unquoted) scalar resolves to."""
+    if value in _NULL:
+        return T_NULL
+    c = value[0]
+    if c in "-+0123456789.":
+        if _INT.match(value):
+            return T_INT
+        if _FLOAT.match(value):
+            return T_FLOAT
+        return T_STR
+    if c in "tTfF" and value in _BOOL:
+        return T_BOOL
+    return T_STR
+
+
+class _Composer(CParser):
+    """libyaml's composer with our resolver (the C code calls these three methods)."""
+
+    def __init__(self, text: str) -> None:
+        CParser.__init__(self, text)
+        self._cache: dict[str, Tag] = {}
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Tag:
+        if kind is ScalarNode:
+            if implicit[0]:
+                tag = self._cache.get(value)
+                if tag is None:
+                    tag = self._cache[value] = resolve_plain(value)
+                return tag
+            return T_STR
+        if kind is SequenceNode:
+            return T_SEQ
+        return T_MAP
+
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+_DEEP_BLOCK = re.compile(r"^[ \t\-?:]{" + str(MAX_DEPTH) + ",}", re.M)
+
+
+def _check_depth(text: str) -> None:
+    m = _DEEP_BLOCK.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        raise YamlSyntaxError(
+            f"nesting deeper than {MAX_DEPTH} levels (a suite needs about six)", line, 1
+        )
+    if text.count("[") + text.count("{") < MAX_DEPTH:
+        return
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        if m.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, m.start()) + 1
+                col = m.start() - text.rfind("\n", 0, m.start())
+                raise YamlSyntaxError(
+                    f"nesting deeper than {MAX_DEPTH} levels (a suite needs about six)",
+                    line,
+                    col,
+                )
+        elif depth:
+            depth -= 1
+
+
+def compose(text: str) -> Any:
+    """Compose one YAML document into nodes; raise YamlSyntaxError for anything unusable."""
+    _check_depth(text)
+    composer = _Composer(text)
+    try:
+        node = composer.get_single_node()
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        what = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.problem:
+            what = f"{exc.context}, {exc.problem}"
+        if mark is None:
+            raise YamlSyntaxError(f"YAML syntax error: {what}") from None
+        raise YamlSyntaxError(f"YAML syntax error: {what}", mark.line + 1, mark.column + 1) from None
+    except YAMLError as exc:
+        raise YamlSyntaxError(f"YAML syntax error: {exc}") from None
+    except (ValueError, UnicodeError, RecursionError, MemoryError) as exc:
+        raise YamlSyntaxError(f"unreadable YAML: {exc}") from None
+    finally:
+        composer.dispose()
+    if _MAYBE_ANCHOR.search(text):
+        _refuse_anchors(text)
+    return node
+
+
+# An anchor or alias starts a node: after a line start, a space or a flow indicator.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,])[&*][^\s\[\]{},]")
+
+
+def _refuse_anchors(text: str) -> None:
+    """Walk libyaml's events (cheap, no recursion) and refuse the first anchor or alias."""
+    parser = CParser(text)
+    try:
+        while True:
+            event = parser.get_event()
+            if getattr(event, "anchor", None) is not None:
+                mark = event.start_mark
+                raise YamlSyntaxError(
+                    "anchors and aliases (&name, *name) are not supported in suites"
+                    " (write the value out)",
+                    mark.line + 1,
+                    mark.column + 1,
+                )
+            if type(event).__name__ == "StreamEndEvent":
+                return
+    finally:
+        parser.dispose()
+
+
+_EXPLICIT = {
+    _P + "str": T_STR,
+    _P + "int": T_INT,
+    _P + "float": T_FLOAT,
+    _P + "bool": T_BOOL,
+    _P + "null": T_NULL,
+}
+
+
+class BadScalar(ValueError):
+    """A scalar whose text does not fit its tag, or an unknown tag."""
+
+
+def scalar_value(node: ScalarNode) -> Any:
+    """The Python value of a scalar node (str, int, float, bool or None)."""
+    tag = node.ctag
+    value = node.value
+    if tag is T_STR:
+        return value
+    if tag is T_INT:
+        return _int(value)
+    if tag is T_NULL:
+        return None
+    if tag is T_FLOAT:
+        return _float(value)
+    if tag is T_BOOL:
+        return _BOOL[value]
+    explicit = _EXPLICIT.get(str(tag))
+    if explicit is None:
+        raise BadScalar(f"unsupported tag {str(tag)!r} (suites use plain YAML values)")
+    try:
+        if explicit is T_STR:
+            return value
+        if explicit is T_NULL:
+            if value not in _NULL:
+                raise ValueError
+            return None
+        if explicit is T_BOOL:
+            return _BOOL[value]
+        if explicit is T_INT:
+            return _int(value)
+        return _float(value)
+    except (KeyError, ValueError):
+        raise BadScalar(f"{value!r} is not a valid {str(tag).rsplit(':', 1)[-1]}") from None
+
+
+def _int(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    s = value.replace("_", "")
+    sign = 1
+    if s[:1] in "+-":
+        sign = -1 if s[0] == "-" else 1
+        s = s[1:]
+    if s[:2] in ("0x", "0o", "0b"):
+        return sign * int(s[2:], {"x": 16, "o": 8, "b": 2}[s[1]])
+    return sign * int(s, 10)
+
+
+def _float(value: str) -> float:
+    s = value.replace("_", "").lower()
+    if s.endswith(".inf"):
+        return -math.inf if s.startswith("-") else math.inf
+    if s == ".nan":
+        return math.nan
+    return float(s)
+
+
+def to_python(node: Any) -> Any:
+    """Plain Python data for a node (used for free-form values such as ``plan``)."""
+    if isinstance(node, ScalarNode):
+        return scalar_value(node)
+    if isinstance(node, SequenceNode):
+        return [to_python(n) for n in node.value]
+    out: dict[Any, Any] = {}
+    for k, v in node.value:
+        key = to_python(k)
+        if isinstance(key, (list, dict)):
+            raise BadScalar("a mapping key must be a plain value")
+        if key in out:
+            raise BadScalar(f"duplicate key {key!r}")
+        out[key] = to_python(v)
+    return out

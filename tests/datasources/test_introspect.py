@@ -1,0 +1,94 @@
+"""Schema introspection: tables, columns, keys, counts, samples; cached per process."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pytest_nl2sql.datasources import Adapter, QueryError, SchemaInfo, introspect
+
+CHINOOK = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "chinook" / "Chinook_Sqlite.sqlite"
+
+
+def test_schema_of_the_test_tables(any_adapter: Adapter) -> None:
+    schema = introspect(any_adapter)
+    assert isinstance(schema, SchemaInfo)
+    assert schema.dialect == any_adapter.dialect
+    assert set(schema.tables) == {"items", "orders"}
+    assert schema.columns_by_table()["items"] == [
+        "id", "name", "price", "qty", "day", "seen_at", "data", "uid", "flag"
+    ]
+    items, orders = schema.tables["items"], schema.tables["orders"]
+    assert items.primary_key == ("id",)
+    assert items.column("id").primary_key and not items.column("id").nullable
+    assert not items.column("name").nullable and items.column("qty").nullable
+    assert "int" in items.column("qty").type.lower()
+    assert (items.row_count, orders.row_count) == (4, 3)
+    assert sorted(items.column("name").samples) == ["apple", "banana", "cherry"]
+    assert items.column("qty").samples == ()
+    assert [(fk.columns, fk.ref_table, fk.ref_columns) for fk in orders.foreign_keys] == [
+        (("item_id",), "items", ("id",))
+    ]
+    assert sorted(orders.column("note").samples) == ["again", "first"]
+
+
+def test_schema_is_cached_until_the_file_changes(sqlite_path: Path) -> None:
+    adapter = Adapter("shop", f"sqlite:///{sqlite_path}")
+    first = introspect(adapter)
+    assert introspect(adapter) is first
+    assert introspect(Adapter("again", f"sqlite:///{sqlite_path}")) is first
+    adapter.close()
+    with sqlite3.connect(sqlite_path) as connection:
+        connection.execute("CREATE TABLE added (x TEXT)")
+    connection.close()
+    assert "added" in introspect(adapter).tables
+
+
+def test_sample_values_are_capped_at_five_and_shortened(tmp_path: Path) -> None:
+    path = tmp_path / "many.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE t (label VARCHAR(500), n INTEGER)")
+        connection.executemany("INSERT INTO t VALUES (?, ?)", [(f"v{i}" + "x" * 200, i) for i in range(20)])
+    connection.close()
+    column = introspect(Adapter("many", f"sqlite:///{path}")).tables["t"].column("label")
+    assert len(column.samples) == 5
+    assert all(len(sample) <= 80 for sample in column.samples)
+
+
+def test_a_wide_sqlite_schema_of_1200_tables(tmp_path: Path) -> None:
+    path = tmp_path / "wide.sqlite"
+    with sqlite3.connect(path) as connection:
+        for i in range(1200):
+            connection.execute(
+                f"CREATE TABLE t{i:04d} (id INTEGER PRIMARY KEY, name TEXT, amount REAL, "
+                f"parent_id INTEGER REFERENCES t{max(i - 1, 0):04d}(id), note VARCHAR(20))"
+            )
+            connection.execute(f"INSERT INTO t{i:04d} VALUES (1, 'n{i}', 1.5, NULL, 'x')")
+    connection.close()
+    schema = introspect(Adapter("wide", f"sqlite:///{path}"))
+    assert len(schema.tables) == 1200
+    last = schema.tables["t1199"]
+    assert last.row_count == 1
+    assert last.column("name").samples == ("n1199",)
+    assert last.foreign_keys[0].ref_table == "t1198"
+
+
+def test_missing_database_is_unreachable(tmp_path: Path) -> None:
+    with pytest.raises(QueryError) as caught:
+        introspect(Adapter("gone", f"sqlite:///{tmp_path / 'gone.sqlite'}"))
+    assert caught.value.kind == "unreachable"
+    assert not (tmp_path / "gone.sqlite").exists()
+
+
+@pytest.mark.skipif(not CHINOOK.is_file(), reason="the shared Chinook database is not present")
+def test_chinook() -> None:
+    adapter = Adapter("chinook", f"sqlite:///{CHINOOK}")
+    schema = introspect(adapter)
+    assert len(schema.tables) == 11
+    assert schema.tables["Customer"].row_count == 59
+    assert schema.tables["Invoice"].row_count == 412
+    assert ("CustomerId",) in [fk.columns for fk in schema.tables["Invoice"].foreign_keys]
+    assert adapter.execute("SELECT ROUND(SUM(Total), 2) FROM Invoice").rows == [(2328.6,)]
+    adapter.close()
