@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .config import ConfigError
 from .errors import Nl2sqlError, SuiteError
 
 __all__ = ["main"]
@@ -63,6 +64,45 @@ def _demo(args: argparse.Namespace) -> int:
     return status
 
 
+def _init(args: argparse.Namespace) -> int:
+    from .init import init_demo
+
+    if not args.demo:
+        print("nl2sql init: only --demo is supported today (nl2sql init --demo DIR)", file=sys.stderr)
+        return 2
+    written = init_demo(args.demo, force=args.force)
+    print(f"{args.demo}: demo project ready ({len(written)} files): nl2sql.yaml, evals.yaml, evals/, data/")
+    return 0
+
+
+def _project(config_path: str | None, near: str) -> object:
+    from pathlib import Path
+
+    from .config import find_config, load_config
+
+    if config_path:
+        return load_config(config_path)
+    start = Path(near).resolve().parent
+    for folder in (start, *start.parents):
+        found = find_config(folder)
+        if found is not None:
+            return load_config(found)
+    raise SystemExit(f"nl2sql: no nl2sql.yaml found above {near}; pass --config")
+
+
+def _regenerate(args: argparse.Namespace) -> int:
+    from .datasources import DatasourceRegistry
+    from .regenerate import regenerate
+
+    status = 0
+    for path in args.paths:
+        project = _project(args.config, path)
+        report = regenerate(path, DatasourceRegistry.from_config(project), allow_packaged=args.allow_packaged)
+        print(report)
+        status = status or (1 if report.failed else 0)
+    return status
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nl2sql", description="Test NL2SQL systems with reviewed suites.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -77,6 +117,19 @@ def build_parser() -> argparse.ArgumentParser:
     mig.add_argument("--plans", metavar="OLD_plans.yaml")
     mig.add_argument("-o", "--output", required=True, metavar="NEW.yaml")
     mig.set_defaults(func=_suite_migrate)
+    init = sub.add_parser("init", help="create a project (nl2sql init --demo DIR)")
+    init.add_argument("--demo", metavar="DIR", help="write the demo project into DIR")
+    init.add_argument("--force", action="store_true", help="overwrite files you changed")
+    init.set_defaults(func=_init)
+
+    ev = sub.add_parser("eval", help="run and maintain evaluation suites")
+    ev_sub = ev.add_subparsers(dest="eval_command", required=True)
+    regen = ev_sub.add_parser("regenerate", help="rewrite rows/alt_rows from the database")
+    regen.add_argument("paths", nargs="+", metavar="PATH")
+    regen.add_argument("--config", metavar="nl2sql.yaml")
+    regen.add_argument("--allow-packaged", action="store_true")
+    regen.set_defaults(func=_regenerate)
+
     demo = sub.add_parser("demo", help="the main job: build the demo and run its suites")
     demo.add_argument("dir", nargs="?", default="nl2sql-demo", help="folder for the demo (default: nl2sql-demo)")
     demo.set_defaults(func=_demo)
@@ -88,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except Nl2sqlError as exc:
+    except (Nl2sqlError, ConfigError) as exc:
         print(f"nl2sql: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

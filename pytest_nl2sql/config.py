@@ -340,9 +340,7 @@ class _Reader:
         result = _ENV_REF_RE.sub(substitute, value)
         return None if failed else result
 
-    def string(
-        self, mapping: CommentedMap, key: str, where: str, default: Any = _MISSING
-    ) -> Any:
+    def string(self, mapping: CommentedMap, key: str, where: str, default: Any = _MISSING) -> Any:
         if key not in mapping:
             if isinstance(default, _Missing):
                 self.problem(mapping.lc.line + 1, f"{where}: '{key}' is missing (add {key}: ...)")
@@ -418,7 +416,9 @@ class _Reader:
         result = []
         for item, item_line in items:
             if not isinstance(item, str) or not item.strip():
-                self.problem(item_line, f"{where}: each entry must be non-empty text (got {_show(item)})")
+                self.problem(
+                    item_line, f"{where}: each entry must be non-empty text (got {_show(item)})"
+                )
                 continue
             text = self.interpolate(item, item_line, where)
             if text is not None:
@@ -553,7 +553,9 @@ class _ConfigBuilder:
         if url is not None:
             url = self.resolve_url(url, r.value_line(body, "url"), where)
         description = r.string(body, "description", where, "")
-        questions = [text for text, _ in r.string_list(body, "sample_questions", f"{where}.sample_questions")]
+        questions = [
+            text for text, _ in r.string_list(body, "sample_questions", f"{where}.sample_questions")
+        ]
         row_limit = r.number(body, "row_limit", where, 1000, integer=True, minimum=1)
         timeout_s = r.number(body, "timeout_s", where, 10.0, integer=False, minimum=0, strict=True)
         if None in (url, description, row_limit, timeout_s):
@@ -600,21 +602,28 @@ class _ConfigBuilder:
 
     # -- roles
 
-    def roles(self, doc: CommentedMap, datasources: dict[str, DatasourceConfig]) -> dict[str, RolePolicy]:
+    def roles(
+        self, doc: CommentedMap, datasources: dict[str, DatasourceConfig]
+    ) -> dict[str, RolePolicy]:
         r = self.r
         if "roles" not in doc:
             return {"admin": RolePolicy(name="admin")}
         section = r.mapping(doc, "roles", "roles")
         if section is None:
             if doc["roles"] is None:
-                r.problem(r.key_line(doc, "roles"), "roles is empty (define at least one role, e.g. admin: {datasources: '*'})")
+                r.problem(
+                    r.key_line(doc, "roles"),
+                    "roles is empty (define at least one role, e.g. admin: {datasources: '*'})",
+                )
             return {}
         known = dict(self.declared)
         result: dict[str, RolePolicy] = {}
         for name in section:
             line = r.key_line(section, name)
             if not isinstance(name, str) or not _NAME_RE.match(name):
-                r.problem(line, f"role name {_show(name)} is not allowed (use letters, digits, _ and -)")
+                r.problem(
+                    line, f"role name {_show(name)} is not allowed (use letters, digits, _ and -)"
+                )
                 continue
             body = section[name]
             where = f"roles.{name}"
@@ -626,13 +635,18 @@ class _ConfigBuilder:
                 result[name] = policy
         return result
 
-    def role(self, name: str, body: CommentedMap, where: str, known: dict[str, str]) -> RolePolicy | None:
+    def role(
+        self, name: str, body: CommentedMap, where: str, known: dict[str, str]
+    ) -> RolePolicy | None:
         r = self.r
         r.check_keys(body, _ROLE_KEYS, where)
         before = len(r.problems)
         scope: frozenset[str] | None
         if "datasources" not in body:
-            r.problem(body.lc.line + 1, f"{where}: 'datasources' is missing (write datasources: '*' or a list of names)")
+            r.problem(
+                body.lc.line + 1,
+                f"{where}: 'datasources' is missing (write datasources: '*' or a list of names)",
+            )
             scope = frozenset()
         elif body["datasources"] == "*":
             scope = None
@@ -646,7 +660,10 @@ class _ConfigBuilder:
             scope_set = set()
             for ds, line in names:
                 if ds.lower() not in known:
-                    r.problem(line, f"{where}.datasources: unknown datasource '{ds}' ({_suggest(ds, known.values())})")
+                    r.problem(
+                        line,
+                        f"{where}.datasources: unknown datasource '{ds}' ({_suggest(ds, known.values())})",
+                    )
                 scope_set.add(ds.lower())
             scope = frozenset(scope_set)
         rules: dict[str, dict[str, Any]] = {}
@@ -695,31 +712,45 @@ class _ConfigBuilder:
             deny_columns=keys(rules["deny"]["columns"]) or frozenset(),
         )
 
-    def table_refs(self, section: CommentedMap, where: str, known: dict[str, str]) -> list[tuple[tuple[str, str], int]]:
+    def table_refs(
+        self, section: CommentedMap, where: str, known: dict[str, str]
+    ) -> list[tuple[tuple[str, str], int]]:
         result = []
         for text, line in self.r.string_list(section, "tables", where):
             ds, _, table = text.partition(".")
             if not ds or not table:
-                self.r.problem(line, f"{where}: {text!r} is not 'datasource.Table' (write e.g. chinook.Employee)")
+                self.r.problem(
+                    line,
+                    f"{where}: {text!r} is not 'datasource.Table' (write e.g. chinook.Employee)",
+                )
                 continue
             if ds.lower() not in known:
-                self.r.problem(line, f"{where}: unknown datasource '{ds}' in {text!r} ({_suggest(ds, known.values())})")
+                self.r.problem(
+                    line,
+                    f"{where}: unknown datasource '{ds}' in {text!r} ({_suggest(ds, known.values())})",
+                )
                 continue
             result.append(((ds.lower(), table.lower()), line))
         return result
 
-    def column_refs(self, section: CommentedMap, where: str, known: dict[str, str]) -> list[tuple[tuple[str, str, str], int]]:
+    def column_refs(
+        self, section: CommentedMap, where: str, known: dict[str, str]
+    ) -> list[tuple[tuple[str, str, str], int]]:
         result = []
         for text, line in self.r.string_list(section, "columns", where):
             ds, _, rest = text.partition(".")
             table, _, column = rest.rpartition(".")
             if not ds or not table or not column:
                 self.r.problem(
-                    line, f"{where}: {text!r} is not 'datasource.Table.Column' (write e.g. chinook.Customer.Email)"
+                    line,
+                    f"{where}: {text!r} is not 'datasource.Table.Column' (write e.g. chinook.Customer.Email)",
                 )
                 continue
             if ds.lower() not in known:
-                self.r.problem(line, f"{where}: unknown datasource '{ds}' in {text!r} ({_suggest(ds, known.values())})")
+                self.r.problem(
+                    line,
+                    f"{where}: unknown datasource '{ds}' in {text!r} ({_suggest(ds, known.values())})",
+                )
                 continue
             result.append(((ds.lower(), table.lower(), column.lower()), line))
         return result
@@ -748,10 +779,23 @@ class _ConfigBuilder:
             "base_url": r.string(section, "base_url", "llm", d.base_url),
             "model": r.string(section, "model", "llm", d.model),
             "api_key_env": r.string(section, "api_key_env", "llm", d.api_key_env),
-            "price_input_per_1k": r.number(section, "price_input_per_1k", "llm", d.price_input_per_1k, integer=False, minimum=0),
-            "price_output_per_1k": r.number(section, "price_output_per_1k", "llm", d.price_output_per_1k, integer=False, minimum=0),
-            "timeout_s": r.number(section, "timeout_s", "llm", d.timeout_s, integer=False, minimum=0, strict=True),
-            "max_retries": r.number(section, "max_retries", "llm", d.max_retries, integer=True, minimum=0),
+            "price_input_per_1k": r.number(
+                section, "price_input_per_1k", "llm", d.price_input_per_1k, integer=False, minimum=0
+            ),
+            "price_output_per_1k": r.number(
+                section,
+                "price_output_per_1k",
+                "llm",
+                d.price_output_per_1k,
+                integer=False,
+                minimum=0,
+            ),
+            "timeout_s": r.number(
+                section, "timeout_s", "llm", d.timeout_s, integer=False, minimum=0, strict=True
+            ),
+            "max_retries": r.number(
+                section, "max_retries", "llm", d.max_retries, integer=True, minimum=0
+            ),
         }
         env_name = values["api_key_env"]
         if env_name is not None and not _ENV_NAME_RE.match(env_name):
@@ -781,9 +825,15 @@ class _ConfigBuilder:
 def _read_evals(reader: _Reader, doc: CommentedMap, root: Path) -> tuple[Path, ...]:
     reader.check_keys(doc, ("version", "suites"), EVALS_FILENAME)
     if "version" in doc and (doc["version"] != 1 or isinstance(doc["version"], bool)):
-        reader.problem(reader.value_line(doc, "version"), f"version {_show(doc['version'])} is not supported (write version: 1)")
+        reader.problem(
+            reader.value_line(doc, "version"),
+            f"version {_show(doc['version'])} is not supported (write version: 1)",
+        )
     if "suites" not in doc:
-        reader.problem(1, "'suites' is missing (write suites: [evals/chinook.yaml], paths relative to nl2sql.yaml)")
+        reader.problem(
+            1,
+            "'suites' is missing (write suites: [evals/chinook.yaml], paths relative to nl2sql.yaml)",
+        )
         return ()
     if not isinstance(doc["suites"], CommentedSeq):
         reader.problem(
@@ -797,7 +847,10 @@ def _read_evals(reader: _Reader, doc: CommentedMap, root: Path) -> tuple[Path, .
         if resolved in suites:
             reader.problem(line, f"suites: {text!r} is listed twice (list each suite once)")
         elif not resolved.is_file():
-            reader.problem(line, f"suites: {text!r} does not exist at {resolved} (give the path relative to nl2sql.yaml)")
+            reader.problem(
+                line,
+                f"suites: {text!r} does not exist at {resolved} (give the path relative to nl2sql.yaml)",
+            )
         else:
             suites.append(resolved)
     return tuple(suites)

@@ -161,16 +161,11 @@ def _sqlite_tables(adapter: Adapter) -> dict[str, TableInfo]:
         )
         kinds = {name: kind for name, kind in cursor.fetchall()}
         columns: dict[str, list[tuple[str, str, bool, bool]]] = {name: [] for name in kinds}
-        cursor.execute(
-            "SELECT m.name, p.name, p.type, p.pk, p.\"notnull\" FROM sqlite_schema AS m "
-            "JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view') "
-            "AND m.name NOT LIKE 'sqlite_%' ORDER BY m.rowid, p.cid"
-        )
-        for table, name, declared, pk, notnull in cursor.fetchall():
+        for table, name, declared, pk, notnull in _sqlite_all_columns(cursor, list(kinds)):
             columns[table].append((name, declared or "", bool(pk), not notnull and not pk))
         foreign: dict[str, dict[int, list[tuple[str, str, str]]]] = {}
         cursor.execute(
-            "SELECT m.name, f.id, f.\"table\", f.\"from\", f.\"to\" FROM sqlite_schema AS m "
+            'SELECT m.name, f.id, f."table", f."from", f."to" FROM sqlite_schema AS m '
             "JOIN pragma_foreign_key_list(m.name) AS f WHERE m.type = 'table' "
             "ORDER BY m.rowid, f.id, f.seq"
         )
@@ -204,6 +199,29 @@ def _sqlite_tables(adapter: Adapter) -> dict[str, TableInfo]:
             )
         cursor.close()
     return tables
+
+
+def _sqlite_all_columns(cursor: Any, tables: list[str]) -> list[tuple]:
+    """Every column of every table in one query; table by table if a broken view spoils it."""
+    try:
+        cursor.execute(
+            'SELECT m.name, p.name, p.type, p.pk, p."notnull" FROM sqlite_schema AS m '
+            "JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view') "
+            "AND m.name NOT LIKE 'sqlite_%' ORDER BY m.rowid, p.cid"
+        )
+        return cursor.fetchall()
+    except Exception:
+        rows = []
+        for table in tables:
+            try:
+                cursor.execute(
+                    'SELECT ?, name, type, pk, "notnull" FROM pragma_table_info(?) ORDER BY cid',
+                    (table, table),
+                )
+                rows.extend(cursor.fetchall())
+            except Exception:
+                continue  # a view over a missing table: listed, without columns
+        return rows
 
 
 def _sqlite_scalar(cursor: Any, sql: str) -> int | None:

@@ -668,7 +668,7 @@ def _parse_expr(data: Any, path: str, *, star: bool = False) -> Expr:
         raise PlanError(path, f"keys must be text, got {_show(key)}")
     sub = f"{path}.{key}"
     if key in SPECIAL_FORMS:
-        return _parse_special(key, arg, sub, path)
+        return _parse_special(key, arg, sub)
     spec = FUNCTIONS.get(key)
     if spec is None:
         names = [*FUNCTIONS, *SPECIAL_FORMS]
@@ -698,7 +698,7 @@ def _parse_call(spec: FunctionSpec, arg: Any, path: str) -> Call:
     return Call(spec.name, args)
 
 
-def _parse_special(key: str, arg: Any, path: str, outer: str) -> Expr:
+def _parse_special(key: str, arg: Any, path: str) -> Expr:
     if key == "value":
         return Literal(_literal(arg, path))
     if key == "sql":

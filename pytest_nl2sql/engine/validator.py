@@ -106,10 +106,9 @@ def _parse(sql: str, dialect: str) -> exp.Expression | Validation:
     if len(statements) != 1:
         return _invalid(f"Expected exactly one SQL statement, got {len(statements)}")
     tree = statements[0]
-    if isinstance(tree, exp.DML | exp.DDL | exp.Command):
-        return _invalid(f"Only a read-only query (SELECT) may run, got {tree.key.upper()}")
     if not isinstance(tree, exp.Query):
-        return _invalid("The SQL is not a query; only a read-only query (SELECT) may run")
+        first = sql.split(None, 1)[0].upper() if sql.strip() else ""
+        return _invalid(f"Only a read-only query (SELECT) may run, got {first}")
     for node in tree.walk():
         if isinstance(node, exp.DML | exp.DDL) and node is not tree:
             return _invalid("Only a read-only query (SELECT) may run")

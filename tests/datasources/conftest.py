@@ -76,7 +76,9 @@ def build_sqlite(path: Path) -> Path:
     with connection:
         for statement in _DDL["sqlite"]:
             connection.execute(statement)
-        connection.executemany(f"INSERT INTO items ({_ITEMS_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", _sqlite_items())
+        connection.executemany(
+            f"INSERT INTO items ({_ITEMS_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?)", _sqlite_items()
+        )
         connection.executemany("INSERT INTO orders VALUES (?,?,?)", ORDERS)
     connection.close()
     return path
@@ -100,7 +102,9 @@ def build_duckdb(path: Path) -> Path:
     return path
 
 
-def load_postgresql(host: str, port: int, user: str, dbname: str, password: str | None, **_: object) -> None:
+def load_postgresql(
+    host: str, port: int, user: str, dbname: str, password: str | None, **_: object
+) -> None:
     """pytest-postgresql loader: create the test tables in the new database."""
     import psycopg
 
@@ -110,7 +114,10 @@ def load_postgresql(host: str, port: int, user: str, dbname: str, password: str 
         with conn.cursor() as cursor:
             cursor.executemany(
                 f"INSERT INTO items ({_ITEMS_COLUMNS}) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                [(*row[:7], None if row[7] is None else uuid.UUID(row[7]), row[8]) for row in ITEMS],
+                [
+                    (*row[:7], None if row[7] is None else uuid.UUID(row[7]), row[8])
+                    for row in ITEMS
+                ],
             )
             cursor.executemany("INSERT INTO orders VALUES (%s,%s,%s)", ORDERS)
 
@@ -188,7 +195,9 @@ def pg_server() -> Iterator[PgServer]:
     """Start a throwaway PostgreSQL server for this test process."""
     pg_ctl, initdb = shutil.which("pg_ctl"), shutil.which("initdb")
     if not pg_ctl or not initdb:
-        pytest.skip("PostgreSQL tests need pg_ctl and initdb on PATH (install the postgresql server package)")
+        pytest.skip(
+            "PostgreSQL tests need pg_ctl and initdb on PATH (install the postgresql server package)"
+        )
     prefix: list[str] = []
     folder = Path(tempfile.mkdtemp(prefix="nl2sql-pg-"))
     if os.geteuid() == 0:
@@ -201,24 +210,51 @@ def pg_server() -> Iterator[PgServer]:
             account = None
         if not runuser or account is None:
             shutil.rmtree(folder, ignore_errors=True)
-            pytest.skip("PostgreSQL refuses to run as root, and there is no 'postgres' user and runuser to run it as")
+            pytest.skip(
+                "PostgreSQL refuses to run as root, and there is no 'postgres' user and runuser to run it as"
+            )
         os.chown(folder, account.pw_uid, account.pw_gid)
         prefix = [runuser, "-u", "postgres", "--"]
     data = folder / "data"
     port = _free_port()
 
     def run(*args: str) -> None:
-        result = subprocess.run([*prefix, *args], cwd=folder, capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [*prefix, *args], cwd=folder, capture_output=True, text=True, timeout=120
+        )
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(args[:2])} failed:\n{result.stdout}\n{result.stderr}")
 
     try:
-        run(initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--no-locale")
+        run(
+            initdb,
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--no-locale",
+        )
         server_options = (
             f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off"
         )
-        run(pg_ctl, "start", "-D", str(data), "-w", "-t", "60", "-l", str(folder / "server.log"), "-o", server_options)
+        run(
+            pg_ctl,
+            "start",
+            "-D",
+            str(data),
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(folder / "server.log"),
+            "-o",
+            server_options,
+        )
     except Exception:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -230,7 +266,9 @@ def pg_server() -> Iterator[PgServer]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-pg_database = factories.postgresql_noproc(dbname="nl2sql_shop", depends_on="pg_server", load=[load_postgresql])
+pg_database = factories.postgresql_noproc(
+    dbname="nl2sql_shop", depends_on="pg_server", load=[load_postgresql]
+)
 
 
 @pytest.fixture(scope="session")
@@ -263,7 +301,9 @@ def pg_state(url: str) -> str:
             digest.update(table.encode())
             rows = conn.execute(f'SELECT t::text FROM "{table}" AS t ORDER BY 1').fetchall()
             digest.update(repr(rows).encode())
-        digest.update(repr(conn.execute("SELECT last_value, is_called FROM seq").fetchone()).encode())
+        digest.update(
+            repr(conn.execute("SELECT last_value, is_called FROM seq").fetchone()).encode()
+        )
     return digest.hexdigest()
 
 

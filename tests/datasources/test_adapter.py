@@ -98,7 +98,12 @@ def test_missing_table_is_an_sql_error_with_the_database_message(any_adapter: Ad
 
 
 def test_failures_never_break_the_next_query(any_adapter: Adapter) -> None:
-    for bad in ["SELECT * FROM nope", "SELECT 1/0 + nosuchcolumn FROM items", "DELETE FROM items", "SELEC"]:
+    for bad in [
+        "SELECT * FROM nope",
+        "SELECT 1/0 + nosuchcolumn FROM items",
+        "DELETE FROM items",
+        "SELEC",
+    ]:
         with pytest.raises(QueryError):
             any_adapter.execute(bad)
         assert any_adapter.execute("SELECT MAX(id) FROM items").rows == [(4,)]
@@ -135,7 +140,9 @@ def test_unreachable_server_hides_the_password() -> None:
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    adapter = Adapter("support", f"postgresql+psycopg://reader:Pa55-secret@127.0.0.1:{port}/db", timeout_s=2)
+    adapter = Adapter(
+        "support", f"postgresql+psycopg://reader:Pa55-secret@127.0.0.1:{port}/db", timeout_s=2
+    )
     with pytest.raises(QueryError) as caught:
         adapter.execute("SELECT 1")
     assert caught.value.kind == "unreachable"

@@ -286,7 +286,9 @@ BAD_FILES = [
         [":4: YAML syntax error:"],
         id="duplicate-key",
     ),
-    pytest.param("- just a list\n", [":1: the file must be a YAML mapping of settings"], id="not-a-mapping"),
+    pytest.param(
+        "- just a list\n", [":1: the file must be a YAML mapping of settings"], id="not-a-mapping"
+    ),
 ]
 
 
@@ -302,7 +304,10 @@ def test_each_bad_config_is_reported_as_path_line_message(
 
 
 def test_llm_key_written_in_place_of_its_variable_name_is_not_echoed(tmp_path: Path) -> None:
-    path = write(tmp_path, "version: 1\ndatasources:\n  db: {url: 'sqlite:///x'}\nllm: {api_key_env: sk-abc123}\n")
+    path = write(
+        tmp_path,
+        "version: 1\ndatasources:\n  db: {url: 'sqlite:///x'}\nllm: {api_key_env: sk-abc123}\n",
+    )
     assert all("sk-abc123" not in line for line in problems(path))
 
 
@@ -326,7 +331,9 @@ def test_all_problems_of_a_file_are_reported_at_once(tmp_path: Path) -> None:
 
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:
     found = problems(tmp_path / "nl2sql.yaml")
-    assert found == [f"{tmp_path / 'nl2sql.yaml'}:1: file not found (create it, see docs/config.md)"]
+    assert found == [
+        f"{tmp_path / 'nl2sql.yaml'}:1: file not found (create it, see docs/config.md)"
+    ]
 
 
 def test_find_config(tmp_path: Path) -> None:
@@ -367,9 +374,7 @@ def test_bad_evals_yaml_is_a_config_error(tmp_path: Path, text: str, fragment: s
 
 @pytest.fixture
 def roles(tmp_path: Path) -> dict[str, RolePolicy]:
-    text = FULL.replace("${PGPASSWORD}", "pw") + (
-        "  # extra role for column allow lists\n"
-    )
+    text = FULL.replace("${PGPASSWORD}", "pw") + ("  # extra role for column allow lists\n")
     text = text.replace(
         "routing:",
         "  clerk:\n    datasources: [chinook]\n"

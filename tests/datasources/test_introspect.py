@@ -9,7 +9,13 @@ import pytest
 
 from pytest_nl2sql.datasources import Adapter, QueryError, SchemaInfo, introspect
 
-CHINOOK = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "chinook" / "Chinook_Sqlite.sqlite"
+CHINOOK = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared"
+    / "data"
+    / "chinook"
+    / "Chinook_Sqlite.sqlite"
+)
 
 
 def test_schema_of_the_test_tables(any_adapter: Adapter) -> None:
@@ -18,7 +24,15 @@ def test_schema_of_the_test_tables(any_adapter: Adapter) -> None:
     assert schema.dialect == any_adapter.dialect
     assert set(schema.tables) == {"items", "orders"}
     assert schema.columns_by_table()["items"] == [
-        "id", "name", "price", "qty", "day", "seen_at", "data", "uid", "flag"
+        "id",
+        "name",
+        "price",
+        "qty",
+        "day",
+        "seen_at",
+        "data",
+        "uid",
+        "flag",
     ]
     items, orders = schema.tables["items"], schema.tables["orders"]
     assert items.primary_key == ("id",)
@@ -50,7 +64,9 @@ def test_sample_values_are_capped_at_five_and_shortened(tmp_path: Path) -> None:
     path = tmp_path / "many.sqlite"
     with sqlite3.connect(path) as connection:
         connection.execute("CREATE TABLE t (label VARCHAR(500), n INTEGER)")
-        connection.executemany("INSERT INTO t VALUES (?, ?)", [(f"v{i}" + "x" * 200, i) for i in range(20)])
+        connection.executemany(
+            "INSERT INTO t VALUES (?, ?)", [(f"v{i}" + "x" * 200, i) for i in range(20)]
+        )
     connection.close()
     column = introspect(Adapter("many", f"sqlite:///{path}")).tables["t"].column("label")
     assert len(column.samples) == 5
@@ -73,6 +89,23 @@ def test_a_wide_sqlite_schema_of_1200_tables(tmp_path: Path) -> None:
     assert last.row_count == 1
     assert last.column("name").samples == ("n1199",)
     assert last.foreign_keys[0].ref_table == "t1198"
+
+
+def test_a_broken_view_does_not_hide_the_other_tables(tmp_path: Path) -> None:
+    path = tmp_path / "broken.sqlite"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE kept (label TEXT)")
+        connection.execute("INSERT INTO kept VALUES ('x')")
+        connection.execute("CREATE TABLE gone (a INTEGER)")
+        connection.execute("CREATE VIEW broken AS SELECT a FROM gone")
+        connection.execute("CREATE VIEW fine AS SELECT label FROM kept")
+        connection.execute("PRAGMA legacy_alter_table = ON")
+        connection.execute("DROP TABLE gone")
+    connection.close()
+    schema = introspect(Adapter("broken", f"sqlite:///{path}"))
+    assert schema.columns_by_table() == {"kept": ["label"], "broken": [], "fine": ["label"]}
+    assert schema.tables["fine"].kind == "view" and schema.tables["fine"].row_count == 1
+    assert schema.tables["kept"].column("label").samples == ("x",)
 
 
 def test_missing_database_is_unreachable(tmp_path: Path) -> None:

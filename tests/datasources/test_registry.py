@@ -33,7 +33,10 @@ def test_registry_from_config(tmp_path: Path, sqlite_path: Path) -> None:
 
 def test_unknown_name_lists_the_known_ones() -> None:
     registry = DatasourceRegistry(
-        {"chinook": DatasourceConfig("chinook", "sqlite:////x.sqlite"), "support": DatasourceConfig("support", "sqlite:////y.sqlite")}
+        {
+            "chinook": DatasourceConfig("chinook", "sqlite:////x.sqlite"),
+            "support": DatasourceConfig("support", "sqlite:////y.sqlite"),
+        }
     )
     with pytest.raises(UnknownDatasource) as caught:
         registry.get("chinok")

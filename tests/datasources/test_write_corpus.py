@@ -30,12 +30,20 @@ CORPUS: list[tuple[str, tuple[str, ...], str]] = [
     ("SELECT 1; DROP TABLE items", ALL, "2 statements given (SELECT, DROP)"),
     ("SELECT * FROM items; DELETE FROM items", ALL, "2 statements given (SELECT, DELETE)"),
     ("COPY items TO '/tmp/nl2sql_copy_out.csv'", ALL, "COPY is not allowed"),
-    ("COPY (SELECT 1) TO PROGRAM 'touch /tmp/nl2sql_pwned'", ("postgresql",), "COPY is not allowed"),
+    (
+        "COPY (SELECT 1) TO PROGRAM 'touch /tmp/nl2sql_pwned'",
+        ("postgresql",),
+        "COPY is not allowed",
+    ),
     ("CREATE TABLE evil (a int)", ALL, "CREATE is not allowed"),
     ("CREATE TEMP TABLE evil AS SELECT 1", ALL, "CREATE is not allowed"),
     ("SELECT * INTO evil FROM items", ALL, "SELECT ... INTO"),
     ("SELECT * FROM items FOR UPDATE", ALL, "row locks"),
-    ("WITH gone AS (DELETE FROM items RETURNING *) SELECT * FROM gone", ALL, "DELETE inside the query"),
+    (
+        "WITH gone AS (DELETE FROM items RETURNING *) SELECT * FROM gone",
+        ALL,
+        "DELETE inside the query",
+    ),
     ("ALTER TABLE items ADD COLUMN x int", ALL, "ALTER is not allowed"),
     ("TRUNCATE items", ALL, "TRUNCATE is not allowed"),
     ("SET default_transaction_read_only = off", ALL, "SET is not allowed"),
@@ -44,8 +52,16 @@ CORPUS: list[tuple[str, tuple[str, ...], str]] = [
     ("REPLACE INTO items (id, name) VALUES (1, 'x')", ALL, "REPLACE is not allowed"),
     ("GRANT SELECT ON items TO public", ALL, "GRANT is not allowed"),
     ("EXPLAIN ANALYZE DELETE FROM items", ALL, "EXPLAIN is not allowed"),
-    ("SELECT pg_terminate_backend(pg_backend_pid())", ("postgresql",), "function pg_terminate_backend()"),
-    ("SELECT set_config('default_transaction_read_only', 'off', false)", ("postgresql",), "function set_config()"),
+    (
+        "SELECT pg_terminate_backend(pg_backend_pid())",
+        ("postgresql",),
+        "function pg_terminate_backend()",
+    ),
+    (
+        "SELECT set_config('default_transaction_read_only', 'off', false)",
+        ("postgresql",),
+        "function set_config()",
+    ),
     ("SELECT nextval('seq')", ("postgresql", "duckdb"), "function nextval()"),
     ("SELECT setval('seq', 100)", ("postgresql", "duckdb"), "function setval()"),
     ("SELECT pg_read_file('/etc/passwd')", ("postgresql",), "function pg_read_file()"),
@@ -60,9 +76,7 @@ CORPUS: list[tuple[str, tuple[str, ...], str]] = [
 ]
 
 CASES = [
-    pytest.param(db, sql, words, id=f"{db}-{sql[:40]}")
-    for sql, dbs, words in CORPUS
-    for db in dbs
+    pytest.param(db, sql, words, id=f"{db}-{sql[:40]}") for sql, dbs, words in CORPUS for db in dbs
 ]
 
 
@@ -71,7 +85,9 @@ def test_the_corpus_is_large_enough() -> None:
 
 
 @pytest.fixture
-def database(request: pytest.FixtureRequest) -> Callable[[str], tuple[Adapter, Callable[[], object]]]:
+def database(
+    request: pytest.FixtureRequest,
+) -> Callable[[str], tuple[Adapter, Callable[[], object]]]:
     """Return (adapter, state snapshot function) for a kind of database."""
 
     def open_(kind: str) -> tuple[Adapter, Callable[[], object]]:

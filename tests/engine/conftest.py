@@ -1,4 +1,4 @@
-"""Fixtures for the engine tests: the Chinook-like test database, built once per process."""
+"""Fixtures for the engine tests: the small test database and the real Chinook, per process."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.engine.chinook_mini import build_duckdb, build_sqlite, run_sql
+from tests.engine.chinook_real import CHINOOK_SQLITE, copy_to_duckdb
 
 
 @pytest.fixture(scope="session")
@@ -31,3 +32,17 @@ def run(sqlite_db: Path, duckdb_db: Path) -> Callable[[str, str], list[tuple[Any
         return run_sql(dialect, sqlite_db if dialect == "sqlite" else duckdb_db, sql)
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def chinook_sqlite() -> Path:
+    """The real Chinook SQLite file; the test is skipped when the shared data is absent."""
+    if not CHINOOK_SQLITE.is_file():
+        pytest.skip(f"real Chinook data not found at {CHINOOK_SQLITE}")
+    return CHINOOK_SQLITE
+
+
+@pytest.fixture(scope="session")
+def chinook_duckdb(chinook_sqlite: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A DuckDB copy of the real Chinook tables the documentation uses."""
+    return copy_to_duckdb(chinook_sqlite, tmp_path_factory.mktemp("chinook") / "chinook.duckdb")

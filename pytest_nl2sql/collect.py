@@ -1,0 +1,115 @@
+"""Collection: a suite file becomes one item per approved case x role.
+
+Collection only reads (the loader's cache aside) and gives the same items in every xdist
+worker. Node ids are stable: ``evals/chinook.yaml::chinook_001[analyst]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .errors import SuiteError
+from .loader import load_suite
+from .model import EvalCase, EvalSuite, Kind, Outcome, Status
+
+if TYPE_CHECKING:
+    from .run import Nl2sqlRun
+
+__all__ = ["CaseFailure", "CaseItem", "SuiteFile", "select_roles"]
+
+
+class CaseFailure(Exception):
+    """An item whose scores failed; its text is the item's whole failure report."""
+
+
+class SuiteCollectError(Exception):
+    pass
+
+
+def select_roles(case: EvalCase, run: Nl2sqlRun) -> list[str]:
+    """The roles a case runs as in this run."""
+    if case.kind is Kind.ROUTING:
+        return list(case.outcome)[:1]
+    roles = []
+    for role, outcome in case.outcome.items():
+        if outcome is Outcome.CLARIFY and not run.settings.clarify:
+            continue
+        if run.settings.roles is not None and role not in run.settings.roles:
+            continue
+        roles.append(role)
+    return roles
+
+
+def case_selected(case: EvalCase, run: Nl2sqlRun) -> bool:
+    wanted = run.settings.cases
+    if wanted is None:
+        return True
+    names = {t.lower() for t in case.tags} | {d.lower() for d in case.datasources}
+    return bool(names & {w.lower() for w in wanted})
+
+
+class SuiteFile(pytest.File):
+    """A suite YAML file given with ``--nl2sql-suite`` (or named by evals.yaml)."""
+
+    suite: EvalSuite | None = None
+
+    def collect(self) -> Iterator[CaseItem]:
+        run: Nl2sqlRun = self.config.stash[RUN_KEY]
+        try:
+            suite = load_suite(self.path)
+        except SuiteError as exc:
+            raise self.CollectError(str(exc)) from None
+        self.suite = suite
+        run.register_suite(self.path, suite)
+        run.check_mode(self.path, suite)
+        for case in suite.cases:
+            if case.status is not Status.APPROVED or not case_selected(case, run):
+                continue
+            for role in select_roles(case, run):
+                yield CaseItem.from_parent(self, name=f"{case.id}[{role}]", case=case, role=role)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, self.CollectError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class CaseItem(pytest.Item):
+    """One approved case asked as one role."""
+
+    def __init__(self, *, case: EvalCase, role: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.role = role
+        self.expected = case.outcome[role]
+        words = {
+            *case.tags,
+            *case.datasources,
+            case.origin.value,
+            case.kind.value,
+            role,
+            self.expected.value,
+        }
+        if case.difficulty is not None:
+            words.add(case.difficulty.value)
+        self.extra_keyword_matches.update(words)
+        self.record: dict[str, Any] | None = None
+
+    def runtest(self) -> None:
+        run: Nl2sqlRun = self.config.stash[RUN_KEY]
+        run.run_item(self)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = self.case.location.line - 1 if self.case.location else None
+        return self.path, line, f"{self.case.id} [{self.role}]"
+
+
+RUN_KEY = pytest.StashKey["Nl2sqlRun"]()

@@ -1,0 +1,67 @@
+"""The engine protocol: what any NL2SQL system implements to be evaluated (docs/engine.md).
+
+Two calls. ``route(question, role)`` says which datasources, tables and columns a question
+belongs to -- no SQL runs, no LLM is asked (mode ``retrieval`` uses only this).
+``answer(question, role, llm)`` answers it: the plugin passes the LLM to use (a fake one that
+serves the case's hand-written plan in mode ``plans``, the configured one in mode ``full``);
+an engine with its own model may ignore it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+__all__ = ["ANSWER_STATUSES", "Answer", "Engine", "RouteResult"]
+
+Status = Literal["ok", "refused", "not_answerable", "needs_clarification", "error"]
+ANSWER_STATUSES = ("ok", "refused", "not_answerable", "needs_clarification", "error")
+
+
+def _tuple(value: Any) -> tuple:
+    return tuple(value) if value is not None else ()
+
+
+@attrs.frozen(kw_only=True)
+class RouteResult:
+    """Where a question goes: datasources ranked best first, the shortlist used, and the
+    tables (``datasource.Table``) and columns (``datasource.Table.Column``) retrieved."""
+
+    ranked: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_tuple)
+    shortlist: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    tables: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    columns: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+    @property
+    def top(self) -> str | None:
+        return self.ranked[0][0] if self.ranked else None
+
+
+@attrs.frozen(kw_only=True)
+class Answer:
+    """An engine's answer to one question for one role."""
+
+    status: str = attrs.field(validator=attrs.validators.in_(ANSWER_STATUSES))
+    message: str = ""
+    code: str | None = None
+    sql: str | None = None
+    datasources: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    columns: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    rows: Sequence[tuple] | None = None
+    truncated: bool = False
+    retrieved_tables: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    retrieved_columns: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What the plugin needs of an NL2SQL system."""
+
+    def route(self, question: str, role: str) -> RouteResult: ...
+
+    def answer(self, question: str, role: str, llm: Any) -> Answer: ...

@@ -1,0 +1,166 @@
+"""The reference NL2SQL engine: router -> LLM plan -> resolver -> compiler -> validator -> adapter.
+
+Stateless per question and cheap to build (schemas are introspected lazily, once per
+process), so every xdist worker builds its own. ``make_engine(config)`` is the factory
+``nl2sql.yaml`` names by default.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..config import Config
+from ..datasources import DatasourceRegistry, QueryError, introspect
+from ..llm import PlanRequest
+from .compiler import CompileError, compile_plan
+from .plan import PlanError, PlanModel, plan_json_schema
+from .protocol import Answer, RouteResult
+from .resolver import QUESTION_NOT_ANSWERABLE, resolve
+from .router import DatasourceDoc, Router
+from .validator import REFUSAL_MESSAGE, validate_sql
+
+__all__ = ["ReferenceEngine", "make_engine"]
+
+
+def make_engine(config: Config) -> ReferenceEngine:
+    return ReferenceEngine(config)
+
+
+class ReferenceEngine:
+    """The engine this project ships; see docs/engine.md."""
+
+    refusal_message = REFUSAL_MESSAGE
+
+    def __init__(self, config: Config, *, registry: DatasourceRegistry | None = None) -> None:
+        self.config = config
+        self.registry = registry or DatasourceRegistry.from_config(config)
+        self._schemas: dict[str, dict[str, list[str]]] = {}
+        self._router: Router | None = None
+        self._json_schema = plan_json_schema()
+        self.recorder: Any = None  # a feedback store, when nl2sql.yaml names one
+
+    # -- schema ---------------------------------------------------------------------
+    def schema(self, datasource: str) -> dict[str, list[str]]:
+        if datasource not in self._schemas:
+            info = introspect(self.registry.get(datasource))
+            self._schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
+        return self._schemas[datasource]
+
+    def _doc(self, name: str) -> DatasourceDoc:
+        ds = self.config.datasources[name]
+        info = introspect(self.registry.get(name))
+        samples = {
+            f"{t.name}.{c.name}": tuple(str(v) for v in c.samples if isinstance(v, str))
+            for t in info.tables.values()
+            for c in t.columns
+            if c.samples
+        }
+        return DatasourceDoc(
+            name=name,
+            description=ds.description or "",
+            sample_questions=tuple(ds.sample_questions),
+            tables={t.name: [c.name for c in t.columns] for t in info.tables.values()},
+            samples=samples,
+        )
+
+    @property
+    def router(self) -> Router:
+        if self._router is None:
+            docs = [self._doc(name) for name in self.config.datasources]
+            r = self.config.routing
+            self._router = Router(docs, candidates=r.candidates, max_datasources=r.max_datasources)
+        return self._router
+
+    # -- the protocol ----------------------------------------------------------------
+    def route(self, question: str, role: str) -> RouteResult:
+        policy = self.config.role(role)
+        allowed = [d for d in self.config.datasources if policy.allows_datasource(d)]
+        routing = self.router.route(question, allowed=allowed)
+        return RouteResult(ranked=routing.ranked, shortlist=routing.shortlist, tables=routing.tables, columns=routing.columns)
+
+    def schema_text(self, datasources: tuple[str, ...], routing: RouteResult) -> str:
+        lines = []
+        for ds in datasources:
+            dialect = self.registry.get(ds).dialect
+            desc = self.config.datasources[ds].description
+            lines.append(f"datasource {ds} ({dialect}){': ' + desc if desc else ''}")
+            for table, cols in self.schema(ds).items():
+                lines.append(f"  {table}({', '.join(cols)})")
+        return "\n".join(lines)
+
+    def answer(self, question: str, role: str, llm: Any) -> Answer:
+        started = time.perf_counter()
+        cost = 0.0
+        try:
+            policy = self.config.role(role)
+        except Exception as exc:
+            return Answer(status="error", error=str(exc), message=str(exc))
+        routing = self.route(question, role)
+        retrieved = {"retrieved_tables": routing.tables, "retrieved_columns": routing.columns}
+
+        def done(**kw: Any) -> Answer:
+            return Answer(cost_usd=cost, latency_s=time.perf_counter() - started, **retrieved, **kw)
+
+        shortlist = routing.shortlist or tuple(d for d in self.config.datasources if policy.allows_datasource(d))
+        try:
+            result = llm.generate_plan(
+                PlanRequest(
+                    question=question,
+                    role=role,
+                    schema_text=self.schema_text(tuple(shortlist), routing),
+                    json_schema=self._json_schema,
+                    datasources=tuple(shortlist),
+                )
+            )
+        except Exception as exc:
+            cost += float(getattr(exc, "cost_usd", 0.0) or 0.0)
+            return done(status="error", error=f"LLM: {exc}", message=str(exc))
+        cost += result.cost_usd
+        try:
+            plan = PlanModel.from_dict(result.plan)
+        except PlanError as exc:
+            return done(status="error", error=f"invalid plan: {exc}", message=str(exc))
+        if plan.kind == "not_answerable":
+            return done(status="not_answerable", code=QUESTION_NOT_ANSWERABLE, message=plan.reason or "")
+        if plan.kind == "clarify":
+            return done(status="needs_clarification", message=plan.clarification or "Could you narrow the question?")
+        datasource = plan.datasource or (shortlist[0] if shortlist else None)
+        if datasource is None or datasource not in self.config.datasources:
+            return done(status="not_answerable", code=QUESTION_NOT_ANSWERABLE, message="no such datasource")
+        if not policy.allows_datasource(datasource):
+            return done(status="refused", message=REFUSAL_MESSAGE)
+        schema = self.schema(datasource)
+        adapter = self.registry.get(datasource)
+        resolution = resolve(plan, schema, dialect=adapter.dialect)
+        if resolution.status == "not_answerable":
+            return done(status="not_answerable", code=QUESTION_NOT_ANSWERABLE, message=resolution.message)
+        try:
+            sql = compile_plan(plan, adapter.dialect)
+        except CompileError as exc:
+            return done(status="error", error=f"compile: {exc}", message=str(exc))
+        check = validate_sql(sql, dialect=adapter.dialect, datasource=datasource, schema=schema, policy=policy)
+        if check.status == "refused":
+            return done(status="refused", message=REFUSAL_MESSAGE, datasources=(datasource,))
+        if check.status == "unknown_reference":
+            return done(status="not_answerable", code=QUESTION_NOT_ANSWERABLE, message=check.message, sql=sql)
+        if not check.ok:
+            return done(status="error", error=check.message, message=check.message, sql=sql)
+        try:
+            res = adapter.execute(sql)
+        except QueryError as exc:
+            return done(status="error", error=f"{exc.kind}: {exc.message}", message=str(exc), sql=sql, datasources=(datasource,))
+        answer = done(
+            status="ok",
+            sql=sql,
+            datasources=(datasource,),
+            columns=res.columns,
+            rows=res.rows,
+            truncated=res.truncated,
+        )
+        if self.recorder is not None:
+            self.recorder(question, role, answer)
+        return answer
+
+    def close(self) -> None:
+        self.registry.close()

@@ -1,0 +1,133 @@
+"""Command-line options (group ``nl2sql``), their ini twins, and the resolved run settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+__all__ = ["MODES", "Settings", "add_options", "read_settings"]
+
+MODES = ("retrieval", "plans", "full")
+
+# name, argparse kwargs, ini type (None: no ini twin), help
+_OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
+    ("suite", {"action": "append", "metavar": "PATH"}, "paths", "suite file to run (repeatable; default: the suites evals.yaml names)"),
+    ("config", {"metavar": "PATH"}, "string", "the project's nl2sql.yaml (default: found beside the rootdir)"),
+    ("mode", {"choices": MODES, "metavar": "MODE"}, "string", "retrieval (routing only, no LLM), plans (fake LLM serves each case's plan), full (the configured LLM); default plans"),
+    ("roles", {"metavar": "ROLE,..."}, "string", "run only these roles"),
+    ("cases", {"metavar": "TAG,..."}, "string", "run only cases with one of these tags or datasources"),
+    ("clarify", {"action": "store_true", "default": None}, "bool", "also run roles whose outcome is clarify"),
+    ("out", {"metavar": "FILE"}, "string", "write the JSON report here"),
+    ("baseline", {"metavar": "FILE"}, "string", "known failures (JSON); default: <suite>.baseline.json beside each suite"),
+    ("update-baseline", {"action": "store_true", "default": None}, None, "rewrite the baseline from the items that ran"),
+    ("strict-baseline", {"action": "store_true", "default": None}, "bool", "fail the run when a known failure now passes"),
+    ("max-cost", {"type": float, "metavar": "USD"}, "string", "budget for the whole run's LLM calls (mode full)"),
+    ("recall-threshold", {"type": float, "metavar": "X"}, "string", "fail items whose retrieval recall is below X (0..1)"),
+    ("regenerate", {"action": "store_true", "default": None}, None, "rewrite rows/alt_rows of the selected cases from the database, then run"),
+    ("allow-packaged", {"action": "store_true", "default": None}, None, "let regenerate rewrite a suite the package ships"),
+    ("predictions", {"metavar": "FILE"}, "string", "answer from precomputed predictions (JSONL or YAML) instead of an engine"),
+]
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("nl2sql", "pytest-nl2sql: run NL2SQL suites")
+    for name, kwargs, ini_type, help_text in _OPTIONS:
+        dest = "nl2sql_" + name.replace("-", "_")
+        group.addoption(f"--nl2sql-{name}", dest=dest, help=help_text, **kwargs)
+        if ini_type is not None:
+            parser.addini(dest, help=help_text, type=ini_type, default=None)
+
+
+@attrs.frozen
+class Settings:
+    suites: tuple[Path, ...]
+    config: Path | None
+    mode: str
+    roles: frozenset[str] | None
+    cases: frozenset[str] | None
+    clarify: bool
+    out: Path | None
+    baseline: Path | None
+    update_baseline: bool
+    strict_baseline: bool
+    max_cost: float | None
+    recall_threshold: float | None
+    regenerate: bool
+    allow_packaged: bool
+    predictions: Path | None
+    explicit: bool  # any nl2sql option given at all
+
+
+def _get(config: pytest.Config, name: str) -> Any:
+    dest = "nl2sql_" + name.replace("-", "_")
+    value = config.getoption(dest)
+    if value is None:
+        try:
+            value = config.getini(dest)
+        except ValueError:
+            value = None
+        if value in ("", [], None):
+            value = None
+    return value
+
+
+def _csv(value: Any) -> frozenset[str] | None:
+    if not value:
+        return None
+    items = value if isinstance(value, list) else str(value).split(",")
+    out = frozenset(i.strip() for i in items if i and i.strip())
+    return out or None
+
+
+def _float(config: pytest.Config, name: str) -> float | None:
+    value = _get(config, name)
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"--nl2sql-{name}: {value!r} is not a number") from None
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    root = Path(str(config.rootpath))
+    raw_suites = _get(config, "suite") or []
+    suites = tuple(Path(s) if Path(s).is_absolute() else (Path.cwd() / s) for s in map(str, raw_suites))
+    mode = _get(config, "mode") or "plans"
+    if mode not in MODES:
+        raise pytest.UsageError(f"--nl2sql-mode: {mode!r} is not one of {', '.join(MODES)}")
+    cfg = _get(config, "config")
+    out = _get(config, "out")
+    baseline = _get(config, "baseline")
+    predictions = _get(config, "predictions")
+    max_cost = _float(config, "max-cost")
+    if max_cost is not None and max_cost < 0:
+        raise pytest.UsageError("--nl2sql-max-cost must be >= 0")
+    threshold = _float(config, "recall-threshold")
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise pytest.UsageError("--nl2sql-recall-threshold must be between 0 and 1")
+    explicit = any(
+        config.getoption("nl2sql_" + n.replace("-", "_")) not in (None, False, [])
+        for n, *_ in _OPTIONS
+    )
+    return Settings(
+        suites=suites,
+        config=Path(cfg) if cfg else None,
+        mode=mode,
+        roles=_csv(_get(config, "roles")),
+        cases=_csv(_get(config, "cases")),
+        clarify=bool(_get(config, "clarify")),
+        out=Path(out) if out else None,
+        baseline=Path(baseline) if baseline else None,
+        update_baseline=bool(_get(config, "update-baseline")),
+        strict_baseline=bool(_get(config, "strict-baseline")),
+        max_cost=max_cost,
+        recall_threshold=threshold,
+        regenerate=bool(_get(config, "regenerate")),
+        allow_packaged=bool(_get(config, "allow-packaged")),
+        predictions=Path(predictions) if predictions else None,
+        explicit=explicit or bool(raw_suites) or root is None,
+    )

@@ -1,0 +1,129 @@
+"""Regenerate expected rows from the database (spec: "Regenerating rows").
+
+For each approved case with SQL (optionally only the given ids), run ``sql`` and every
+``alt_sql`` through the case's datasource adapter -- the same read-only adapter questions run
+on, within its ``row_limit`` and ``timeout_s`` -- and write ``rows``/``alt_rows`` in the order
+the SQL returns them, through the one writer. Cases that cannot be regenerated are left
+unchanged and listed with the reason; the others are still written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .datasources import DatasourceRegistry, QueryError
+from .errors import Nl2sqlError
+from .loader import load_suite
+from .model import Kind, Status
+from .writer import RowsUpdate, update_rows
+
+__all__ = ["PackagedSuiteError", "RegenerateReport", "is_packaged", "regenerate"]
+
+
+class PackagedSuiteError(Nl2sqlError):
+    pass
+
+
+@attrs.frozen
+class RegenerateReport:
+    path: str
+    written: int  # result sets written (rows + each alt_rows)
+    cases_written: tuple[str, ...]
+    unchanged: tuple[str, ...]  # cases whose rows were already what the SQL returns
+    failed: tuple[tuple[str, str], ...]  # (case id, why)
+    file_changed: bool
+
+    def lines(self) -> list[str]:
+        out = [
+            f"{self.path}: regenerated {len(self.cases_written)} cases ({self.written} result sets), "
+            f"{len(self.unchanged)} already up to date, {len(self.failed)} failed"
+        ]
+        out += [f"  failed: case '{cid}': {why}" for cid, why in self.failed]
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def is_packaged(path: str | os.PathLike[str]) -> bool:
+    """Is this one of the suites the installed package ships?"""
+    try:
+        shipped = Path(str(resources.files("pytest_nl2sql.suites"))).resolve()
+    except (ModuleNotFoundError, TypeError):
+        return False
+    return Path(path).resolve().parent == shipped
+
+
+def _rows(result: Any) -> list[dict[str, Any]]:
+    cols = list(result.columns)
+    return [dict(zip(cols, row, strict=True)) for row in result.rows]
+
+
+def regenerate(
+    path: str | os.PathLike[str],
+    registry: DatasourceRegistry,
+    *,
+    allow_packaged: bool = False,
+    case_ids: Collection[str] | None = None,
+) -> RegenerateReport:
+    """Rewrite the rows of ``path``'s approved cases from their SQL; see the module docstring."""
+    if is_packaged(path) and not allow_packaged:
+        raise PackagedSuiteError(
+            f"{path}: a suite the package ships is not yours to rewrite; copy it into your project "
+            "(nl2sql init --demo does) or pass allow_packaged=True / --nl2sql-allow-packaged"
+        )
+    suite = load_suite(path, strict=False, use_cache=False)
+    updates: dict[str, RowsUpdate] = {}
+    failed: list[tuple[str, str]] = []
+    unchanged: list[str] = []
+    written = 0
+    for case in suite.cases:
+        if case.status is not Status.APPROVED or case.kind is Kind.ROUTING or case.sql is None:
+            continue
+        if case_ids is not None and case.id not in case_ids:
+            continue
+        if len(case.datasources) != 1:
+            failed.append((case.id, f"a case with SQL names one datasource, this names {len(case.datasources)}"))
+            continue
+        name = case.datasources[0]
+        try:
+            adapter = registry.get(name)
+        except KeyError:
+            failed.append((case.id, f"unknown datasource {name!r}"))
+            continue
+        results = []
+        why = None
+        for label, sql in [("sql", case.sql), *((f"alt_sql[{i + 1}]", s) for i, s in enumerate(case.alt_sql))]:
+            try:
+                res = adapter.execute(sql)
+            except QueryError as exc:
+                why = f"{label} failed: {exc.message}"
+                break
+            if res.truncated:
+                why = f"{label}: the result was cut at the datasource's row limit ({adapter.row_limit} rows)"
+                break
+            results.append(_rows(res))
+        if why is not None:
+            failed.append((case.id, why))
+            continue
+        rows, alts = results[0], results[1:]
+        if tuple(rows) == tuple(case.rows or ()) and case.rows is not None and [tuple(a) for a in alts] == [tuple(a) for a in case.alt_rows]:
+            unchanged.append(case.id)
+            continue
+        updates[case.id] = RowsUpdate(rows, alts)
+        written += len(results)
+    changed = update_rows(path, updates) if updates else False
+    return RegenerateReport(
+        path=str(path),
+        written=written,
+        cases_written=tuple(updates),
+        unchanged=tuple(unchanged),
+        failed=tuple(failed),
+        file_changed=changed,
+    )

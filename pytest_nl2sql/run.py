@@ -1,0 +1,231 @@
+"""One process's view of an nl2sql run: settings, project config, engine, LLM, cost ledger.
+
+``run_item`` is what a ``CaseItem`` does: ask the engine (route only in mode retrieval; answer
+with the case's plan in mode plans; with the configured LLM in mode full), call every scorer,
+keep the record for the report, and fail the item with a readable report when a gating score
+failed. An engine that raises fails that item only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .baseline import Baseline, baseline_key, beside
+from .collect import CaseFailure
+from .engine.protocol import Answer, RouteResult
+from .errors import SuiteError
+from .ledger import CostLedger
+from .loader import load_suite
+from .model import EvalSuite, Kind, Outcome, Status
+from .options import Settings
+from .report import failure_text, make_record
+from .scoring import Score, ScoreContext
+
+if TYPE_CHECKING:
+    from .collect import CaseItem
+
+__all__ = ["Nl2sqlRun", "import_object"]
+
+
+def import_object(dotted: str) -> Any:
+    """``package.module:attr`` (or ``package.module.attr``) -> the object."""
+    if ":" in dotted:
+        module, _, attr = dotted.partition(":")
+    else:
+        module, _, attr = dotted.rpartition(".")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise pytest.UsageError(f"cannot import {dotted!r}: {exc}") from None
+    return obj
+
+
+class Nl2sqlRun:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.suites: dict[Path, EvalSuite] = {}
+        self._project: Any = None
+        self._project_loaded = False
+        self._engine: Any = None
+        self._llm: Any = None
+        self.ledger: CostLedger | None = None
+        self.baselines: dict[Path, Baseline] = {}
+        self.records: list[dict[str, Any]] = []
+        self.fixed: list[str] = []
+        self.worker_crashes: list[str] = []
+
+    # -- project -------------------------------------------------------------------
+    def config_path(self) -> Path | None:
+        if self.settings.config is not None:
+            return self.settings.config
+        candidate = Path(str(self.config.rootpath)) / "nl2sql.yaml"
+        return candidate if candidate.is_file() else None
+
+    @property
+    def project(self) -> Any:
+        if not self._project_loaded:
+            self._project_loaded = True
+            path = self.config_path()
+            if path is not None:
+                from .config import ConfigError, load_config
+
+                if not path.is_file():
+                    raise pytest.UsageError(f"--nl2sql-config: no such file: {path}")
+                try:
+                    self._project = load_config(path)
+                except ConfigError as exc:
+                    raise pytest.UsageError(str(exc)) from None
+        return self._project
+
+    def default_suites(self) -> tuple[Path, ...]:
+        if self.settings.suites:
+            return self.settings.suites
+        project = self.project
+        return tuple(project.evals_suites) if project is not None else ()
+
+    # -- checks before collection ----------------------------------------------------------
+    def check_suites_exist(self) -> None:
+        for path in self.settings.suites:
+            if not path.is_file():
+                raise pytest.UsageError(f"--nl2sql-suite: no such suite file: {path}")
+
+    def check_mode(self, path: Path, suite: EvalSuite) -> None:
+        if self.settings.mode != "plans" or self.settings.predictions is not None:
+            return
+        lacking = [
+            c.id
+            for c in suite.cases
+            if c.status is Status.APPROVED
+            and (c.kind is Kind.ROUTING or (c.answerable and not c.plan))
+        ]
+        if lacking:
+            shown = ", ".join(lacking[:8]) + (f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
+            raise pytest.UsageError(
+                f"--nl2sql-mode plans: {path.name} has cases without a plan ({shown}); "
+                "add plans or run with --nl2sql-mode retrieval or full"
+            )
+
+    def precheck(self) -> None:
+        """Fail fast, with one line, on options that cannot work (before collection)."""
+        self.check_suites_exist()
+        for path in self.settings.suites:
+            try:
+                suite = load_suite(path)
+            except SuiteError:
+                continue  # collection reports it, with every problem
+            self.check_mode(path, suite)
+
+    def register_suite(self, path: Path, suite: EvalSuite) -> None:
+        self.suites[Path(path)] = suite
+
+    # -- engine and LLM -------------------------------------------------------------
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            engine = self.config.hook.pytest_nl2sql_make_engine(config=self.config, project=self.project)
+            if engine is None:
+                raise pytest.UsageError(
+                    "no engine: create nl2sql.yaml (nl2sql init --demo DIR) or pass --nl2sql-config, "
+                    "or return one from pytest_nl2sql_make_engine in a conftest.py"
+                )
+            self._engine = engine
+        return self._engine
+
+    def llm_for(self, item: CaseItem) -> Any:
+        mode = self.settings.mode
+        if mode == "plans":
+            from .llm import FakeLLM
+
+            plan = item.case.plan
+            if plan is None:
+                if item.case.outcome[item.role] is Outcome.UNANSWERABLE or not item.case.answerable:
+                    plan = {"kind": "not_answerable", "reason": "the case is unanswerable"}
+            return FakeLLM({item.case.question: plan} if plan is not None else {})
+        if self._llm is None:
+            project = self.project
+            if project is None:
+                raise pytest.UsageError("--nl2sql-mode full needs nl2sql.yaml with an llm section")
+            from .llm import OpenAICompatibleLLM
+
+            self._llm = OpenAICompatibleLLM.from_config(project.llm)
+        return self._llm
+
+    # -- one item ------------------------------------------------------------------
+    def run_item(self, item: CaseItem) -> None:
+        case, role, mode = item.case, item.role, self.settings.mode
+        answer: Answer | None = None
+        route: RouteResult | None = None
+        started = time.perf_counter()
+        if mode == "full" and self.ledger is not None and not self.ledger.may_spend():
+            item.record = make_record(item, mode, None, None, [], skipped="cost cap reached")
+            pytest.skip("cost cap reached")
+        try:
+            engine = self.engine
+            if mode == "retrieval" and self.settings.predictions is None:
+                route = engine.route(case.question, role)
+            else:
+                answer = engine.answer(case.question, role, self.llm_for(item))
+        except pytest.UsageError:
+            raise
+        except Exception as exc:  # one failing case never stops the run
+            answer = Answer(
+                status="error",
+                error=f"{type(exc).__name__}: {exc}",
+                message="".join(traceback.format_exception_only(type(exc), exc)).strip(),
+            )
+        finally:
+            if answer is not None and self.ledger is not None and answer.cost_usd:
+                self.ledger.add(answer.cost_usd)
+        latency = time.perf_counter() - started
+        refusal = getattr(self._engine, "refusal_message", None)
+        suite = self.suites.get(Path(item.path))
+        ctx = ScoreContext(
+            case=case,
+            role=role,
+            expected=item.expected,
+            mode=mode,
+            answer=answer,
+            route=route,
+            suite_match=dict(suite.match) if suite is not None and suite.match else None,
+            recall_threshold=self.settings.recall_threshold,
+            refusal_message=refusal,
+        )
+        scores: list[Score] = []
+        for result in self.config.hook.pytest_nl2sql_score(context=ctx):
+            if result is None:
+                continue
+            scores.extend(result if isinstance(result, list) else [result])
+        record = make_record(item, mode, answer, route, scores, latency=latency)
+        item.record = record
+        for s in scores:
+            item.user_properties.append((f"nl2sql.{s.name}", "pass" if s.passed else ("fail" if s.passed is False else f"{s.value}")))
+        if answer is not None:
+            item.user_properties.append(("nl2sql.status", answer.status))
+            item.user_properties.append(("nl2sql.cost_usd", f"{answer.cost_usd:.6f}"))
+        if answer is not None and answer.status == "error" and not any(s.passed is False for s in scores):
+            scores.append(Score("engine", False, 0.0, answer.error or "engine error"))
+            record["scores"]["engine"] = {"passed": False, "value": 0.0, "detail": answer.error or "engine error", "gating": True}
+        failed = [s for s in scores if s.gating and s.passed is False]
+        if failed:
+            raise CaseFailure(failure_text(item, mode, answer, route, scores))
+
+    # -- baselines -----------------------------------------------------------------------
+    def baseline_for(self, suite_path: Path) -> Baseline | None:
+        path = self.settings.baseline or beside(suite_path)
+        if path not in self.baselines:
+            if not path.is_file() and not self.settings.update_baseline:
+                return None
+            self.baselines[path] = Baseline.load(path)
+        return self.baselines[path]
+
+    def baseline_key(self, item: CaseItem) -> str:
+        return baseline_key(item.path, item.case.id, item.role)

@@ -1,0 +1,224 @@
+"""The session plugin object: collection wiring, records, baseline verdicts, the run report.
+
+Under xdist, each worker runs items and attaches a plain-dict record to each report; the
+controller receives the reports, keeps the records and alone writes files (the JSON report,
+an updated baseline) -- once, in ``pytest_sessionfinish``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .baseline import Baseline, BaselineError
+from .collect import CaseItem, SuiteFile, select_roles
+from .errors import SuiteError
+from .ledger import CostLedger
+from .loader import load_suite
+from .model import Status
+from .report import RunReport, run_meta
+from .run import Nl2sqlRun
+
+__all__ = ["Nl2sqlSession"]
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+class Nl2sqlSession:
+    def __init__(self, config: pytest.Config, run: Nl2sqlRun) -> None:
+        self.config = config
+        self.run = run
+        self.started = time.time()
+        self.records: dict[str, dict[str, Any]] = {}
+        self.crashed: list[str] = []
+        self.fixed: list[str] = []
+        self.ran: list[tuple[Path, str, bool, str, str]] = []
+        self.worker_count = 0
+        self._suite_paths: set[Path] = set()
+        self._owns_ledger = False
+        self._setup()
+
+    # -- configuration ----------------------------------------------------------------
+    def _setup(self) -> None:
+        config, run = self.config, self.run
+        suites = run.default_suites() if (run.settings.explicit or run.settings.suites) else ()
+        self._suite_paths = {Path(p).resolve() for p in suites}
+        if suites:
+            if config.args_source != pytest.Config.ArgsSource.ARGS:
+                config.args[:] = [str(p) for p in suites]
+            else:
+                have = {Path(a.split("::")[0]).resolve() for a in config.args}
+                config.args.extend(str(p) for p in suites if Path(p).resolve() not in have)
+        if run.settings.mode == "full" or run.settings.max_cost is not None:
+            if _is_worker(config):
+                path = config.workerinput.get("nl2sql_ledger")  # type: ignore[attr-defined]
+                if path:
+                    run.ledger = CostLedger(path, run.settings.max_cost)
+            else:
+                run.ledger = CostLedger.create(run.settings.max_cost)
+                self._owns_ledger = True
+
+    def is_suite_path(self, path: Path) -> bool:
+        return Path(path).resolve() in self._suite_paths
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        self.worker_count += 1
+        if self.run.ledger is not None:
+            node.workerinput["nl2sql_ledger"] = str(self.run.ledger.path)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if error:
+            self.crashed.append(f"worker {getattr(node, 'gateway', node).id if hasattr(node, 'gateway') else node}: {error}")
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.run.precheck()
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if self.is_suite_path(file_path):
+            return SuiteFile.from_parent(parent, path=file_path)
+        return None
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        lines = []
+        for path in sorted(self._suite_paths):
+            try:
+                suite = load_suite(path)
+            except SuiteError:
+                continue
+            approved = [c for c in suite.cases if c.status is Status.APPROVED]
+            roles = Counter(len(select_roles(c, self.run)) for c in approved)
+            items = sum(k * v for k, v in roles.items())
+            width = max(roles) if roles else 0
+            lines.append(
+                f"nl2sql: {path.name} {len(approved)} approved cases x {width} roles = {items} items, "
+                f"{suite.count(Status.DRAFT)} drafts, {suite.count(Status.RETIRED)} retired "
+                f"(mode {self.run.settings.mode})"
+            )
+        return lines
+
+    # -- items ---------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        if isinstance(item, CaseItem) and (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
+            self._verdict(item, report)
+        return report
+
+    def _verdict(self, item: CaseItem, report: pytest.TestReport) -> None:
+        record = dict(item.record or {})
+        if not record:
+            record = {"nodeid": item.nodeid, "suite": item.path.name, "case_id": item.case.id, "role": item.role,
+                      "kind": item.case.kind.value, "expected": item.expected.value, "tags": list(item.case.tags),
+                      "difficulty": item.case.difficulty.value if item.case.difficulty else None,
+                      "datasources": list(item.case.datasources), "mode": self.run.settings.mode, "status": None,
+                      "scores": {}, "cost_usd": 0.0, "latency_s": 0.0, "error": None, "skipped": None}
+        failed_scores = [n for n, s in record.get("scores", {}).items() if s.get("passed") is False and s.get("gating")]
+        baseline = self.run.baseline_for(item.path)
+        key = self.run.baseline_key(item)
+        known = baseline.known(key) if baseline is not None else None
+        if report.failed:
+            verdict = "failed"
+            if known is not None:
+                report.outcome = "skipped"
+                report.wasxfail = f"known failure (baseline): {known.get('reason', '')}"[:300]
+                verdict = "xfailed"
+        elif report.skipped:
+            verdict = "skipped"
+        else:
+            verdict = "passed"
+            if known is not None:
+                verdict = "xfail-fixed"
+                record["baseline"] = "fixed"
+                if self.run.settings.strict_baseline:
+                    report.outcome = "failed"
+                    report.longrepr = f"{key}: a known failure now passes (strict baseline): remove it with --nl2sql-update-baseline"
+        record["verdict"] = verdict
+        record["failed_scores"] = failed_scores
+        if report.failed and not failed_scores and verdict == "failed" and report.longrepr is not None and not record.get("error"):
+            record["error"] = str(report.longrepr).splitlines()[-1][:500] if str(report.longrepr) else "failed"
+        report.nl2sql = record  # type: ignore[attr-defined]  # crosses xdist as plain data
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, "nl2sql", None)
+        if record is None:
+            if report.failed and report.when == "call" and "[" in report.nodeid and self._is_ours(report.nodeid):
+                # an item whose worker crashed: reported, not dropped
+                self.crashed.append(report.nodeid)
+            return
+        self.records[record["nodeid"]] = record
+        if record.get("verdict") == "xfail-fixed":
+            self.fixed.append(record["nodeid"])
+
+    def _is_ours(self, nodeid: str) -> bool:
+        path = nodeid.split("::")[0]
+        return any(p.name == Path(path).name for p in self._suite_paths)
+
+    # -- end of the run ------------------------------------------------------------------
+    def report(self) -> RunReport:
+        meta = run_meta(self.run.settings, self._suite_paths, self.started, self.worker_count, self.fixed, self.crashed)
+        return RunReport(list(self.records.values()), meta)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if _is_worker(self.config) or not self._suite_paths:
+            return
+        report = self.report()
+        self.final = report
+        settings = self.run.settings
+        if settings.out is not None:
+            report.write_json(settings.out)
+        report.append_github_summary()
+        if settings.update_baseline:
+            self._update_baselines()
+        if self.crashed and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.config.hook.pytest_nl2sql_report(config=self.config, report=report)
+
+    def _update_baselines(self) -> None:
+        by_file: dict[Path, list[tuple[str, bool, str, str]]] = {}
+        suites = {p.name: p for p in self._suite_paths}
+        for rec in self.records.values():
+            if rec.get("verdict") == "skipped":
+                continue
+            suite_path = suites.get(rec["suite"])
+            if suite_path is None:
+                continue
+            target = self.run.settings.baseline or suite_path.with_name(suite_path.stem + ".baseline.json")
+            failed = rec.get("failed_scores") or (["engine"] if rec.get("verdict") in ("failed", "xfailed") else [])
+            passed = rec.get("verdict") in ("passed", "xfail-fixed")
+            reason = ""
+            if not passed:
+                details = [rec["scores"].get(n, {}).get("detail", "") for n in failed]
+                reason = "; ".join(d for d in details if d)[:300] or (rec.get("error") or "")
+            key = f"{rec['suite']}::{rec['case_id']}[{rec['role']}]"
+            by_file.setdefault(target, []).append((key, passed, ",".join(failed) or "engine", reason))
+        for target, ran in by_file.items():
+            try:
+                old = Baseline.load(target)
+            except BaselineError:
+                old = Baseline(target)
+            old.updated(ran).write()
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if _is_worker(config) or not self._suite_paths or not self.records and not self.crashed:
+            return
+        report = getattr(self, "final", None) or self.report()
+        terminalreporter.section("nl2sql")
+        for line in report.lines():
+            terminalreporter.write_line(line)
+        if self.crashed:
+            terminalreporter.write_line(f" crashed (not scored): {', '.join(self.crashed)}", red=True)
+        if self.run.settings.out is not None:
+            terminalreporter.write_line(f" JSON report: {self.run.settings.out}")
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._owns_ledger and self.run.ledger is not None:
+            self.run.ledger.remove()
