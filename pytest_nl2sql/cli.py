@@ -103,6 +103,26 @@ def _regenerate(args: argparse.Namespace) -> int:
     return status
 
 
+def _eval_run(args: argparse.Namespace) -> int:
+    import pytest
+
+    from .api import pytest_args
+
+    argv = pytest_args(
+        args.suite or (),
+        config=args.config,
+        mode=args.mode,
+        clarify=args.clarify,
+        roles=args.roles.split(",") if args.roles else None,
+        cases=args.cases.split(",") if args.cases else None,
+        out=args.out,
+        max_cost=args.max_cost,
+        workers=args.workers,
+        extra=list(args.pytest_args or ()),
+    )
+    return int(pytest.main(argv))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nl2sql", description="Test NL2SQL systems with reviewed suites.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -124,6 +144,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="run and maintain evaluation suites")
     ev_sub = ev.add_subparsers(dest="eval_command", required=True)
+    run = ev_sub.add_parser("run", help="run suites with pytest (same options as --nl2sql-*)")
+    run.add_argument("--mode", choices=("retrieval", "plans", "full"), default=None)
+    run.add_argument("--suite", action="append", metavar="PATH")
+    run.add_argument("--out", metavar="FILE")
+    run.add_argument("--max-cost", type=float, metavar="USD")
+    run.add_argument("--cases", metavar="TAG,...")
+    run.add_argument("--roles", metavar="ROLE,...")
+    run.add_argument("--clarify", action="store_true")
+    run.add_argument("--config", metavar="nl2sql.yaml")
+    run.add_argument("-n", "--workers", metavar="N", help="xdist workers (e.g. auto)")
+    run.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
+    run.set_defaults(func=_eval_run)
     regen = ev_sub.add_parser("regenerate", help="rewrite rows/alt_rows from the database")
     regen.add_argument("paths", nargs="+", metavar="PATH")
     regen.add_argument("--config", metavar="nl2sql.yaml")

@@ -69,7 +69,10 @@ class SuiteFile(pytest.File):
             if case.status is not Status.APPROVED or not case_selected(case, run):
                 continue
             for role in select_roles(case, run):
-                yield CaseItem.from_parent(self, name=f"{case.id}[{role}]", case=case, role=role)
+                name = f"{case.id}[{role}]"
+                # an explicit nodeid, so pytest parses "[role]" as the parameter part, as it
+                # does for the ids it reads back (--lf, --deselect, the cache)
+                yield CaseItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", case=case, role=role)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, self.CollectError):

@@ -65,10 +65,19 @@ class Nl2sqlRun:
 
     # -- project -------------------------------------------------------------------
     def config_path(self) -> Path | None:
+        """--nl2sql-config (or the ini key), else nl2sql.yaml in the rootdir, else the nearest
+        one above the first suite, else above the current folder."""
         if self.settings.config is not None:
             return self.settings.config
-        candidate = Path(str(self.config.rootpath)) / "nl2sql.yaml"
-        return candidate if candidate.is_file() else None
+        starts = [Path(str(self.config.rootpath))]
+        starts += [p.resolve().parent for p in self.settings.suites[:1]]
+        starts.append(Path.cwd())
+        for i, start in enumerate(starts):
+            for folder in (start,) if i == 0 else (start, *start.parents):
+                candidate = folder / "nl2sql.yaml"
+                if candidate.is_file():
+                    return candidate
+        return None
 
     @property
     def project(self) -> Any:
@@ -117,6 +126,8 @@ class Nl2sqlRun:
     def precheck(self) -> None:
         """Fail fast, with one line, on options that cannot work (before collection)."""
         self.check_suites_exist()
+        if self.settings.suites and not self.config.option.collectonly:
+            _ = self.engine  # no engine is a usage error now, not a failure per item
         for path in self.settings.suites:
             try:
                 suite = load_suite(path)

@@ -34,22 +34,26 @@ _STOP_WORDS = frozenset(
     theirs them then there these they this those through to too under until up upon very via
     was we were what when where which while who whom whose why will with within without would
     you your yours
-    many number count total average avg sum mean top least highest lowest largest smallest
+    many average avg sum mean top least highest lowest largest smallest
     biggest list show give find get tell return display name names id ids ever
     """.split()
 )
+_ACRONYM_PLURAL = re.compile(r"\b([A-Z]{2,})s\b")
 _CAMEL_1 = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_2 = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _SPLIT = re.compile(r"[^a-z0-9]+")
 
 
 def _stem(word: str) -> str:
-    """A light plural stemmer: customers -> customer, categories -> category, boxes -> box."""
+    """A light plural stemmer: customers -> customer, categories -> category, boxes -> box,
+    statuses -> status; words of three letters or fewer are left alone."""
     if len(word) <= 3:
         return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
-    if word.endswith(("sses", "xes", "ches", "shes", "zes")):
+    if word.endswith(("sses", "xes", "ches", "shes", "zes")) or (
+        word.endswith("uses") and not word.endswith(("auses", "ouses"))
+    ):
         return word[:-2]
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
@@ -58,6 +62,7 @@ def _stem(word: str) -> str:
 
 def _words(text: str) -> list[str]:
     """Lower-case words of ``text`` with CamelCase and snake_case split, stems not applied."""
+    text = _ACRONYM_PLURAL.sub(r"\1", text)
     text = _CAMEL_2.sub(r"\1 \2", _CAMEL_1.sub(r"\1 \2", text))
     return [word for word in _SPLIT.split(text.lower()) if word]
 
@@ -180,6 +185,8 @@ QUESTION_WEIGHT = 0.6
 """Weight of its best-matching sample question."""
 TABLE_WEIGHTS = (1.0, 0.5, 0.25)
 """Weights of its three best-matching tables, best first."""
+SOURCE_DOC_WEIGHT = 0.5
+"""Share of the whole-datasource document's score; the rest is the per-table evidence."""
 KEEP_RATIO = 0.8
 """A runner-up joins the shortlist when its score is at least this share of the top score."""
 RERANK_WEIGHT = 0.5
@@ -231,7 +238,9 @@ class Router:
             if not isinstance(doc, DatasourceDoc):
                 raise TypeError(f"Router: expected DatasourceDoc objects, got {type(doc).__name__}")
             if doc.name in seen:
-                raise ValueError(f"Router: datasource {doc.name!r} is given twice; names must be unique")
+                raise ValueError(
+                    f"Router: datasource {doc.name!r} is given twice; names must be unique"
+                )
             seen.add(doc.name)
         self.candidates = candidates
         self.max_datasources = max_datasources
@@ -250,8 +259,11 @@ class Router:
         self._texts: dict[str, str] = {}
         self._columns: dict[str, tuple[BM25Okapi, list[tuple[str, str]]]] = {}
         self._entities: dict[str, dict[str, str]] = {}
+        self._keys: dict[str, dict[str, dict[str, str | None]]] = {}
+        source_corpus: list[list[str]] = []
         for name, doc in self._docs.items():
             about = tokenize(name) * 2 + tokenize(doc.description)
+            schema_words: dict[str, None] = {}
             corpus.append(about)
             meta.append(_Doc(name, "about"))
             for question in doc.sample_questions:
@@ -273,20 +285,33 @@ class Router:
                     column_corpus.append(column_words * 2 + value_words)
                     column_meta.append((table, column))
                     for word in (*column_words, *value_words):
+                        schema_words[word] = None
                         if word not in seen:
                             seen.add(word)
                             words.append(word)
                 corpus.append(words)
                 meta.append(_Doc(name, "table", table))
-            if column_corpus:
-                self._columns[name] = (BM25Okapi(column_corpus), column_meta)
+                schema_words.update(dict.fromkeys(table_words))
+            source_corpus.append(
+                about + [w for q in doc.sample_questions for w in tokenize(q)] + list(schema_words)
+            )
+            column_index = _index(column_corpus)
+            if column_index is not None:
+                self._columns[name] = (column_index, column_meta)
             self._entities[name] = {_entity(table): table for table in doc.tables}
+            self._keys[name] = {
+                table: {column: _key_entity(column) for column in columns}
+                for table, columns in doc.tables.items()
+            }
             self._texts[name] = " ".join(
                 [name, doc.description, *doc.sample_questions, *doc.tables]
             )
-        self._bm25 = BM25Okapi(corpus)
+        self._bm25 = _index(corpus)
+        # A whole-datasource index only discriminates among three or more datasources (with
+        # fewer, BM25's idf of a word found in one of them is zero or less).
+        self._source_bm25 = _index(source_corpus) if len(source_corpus) >= 3 else None
         self._meta = meta
-        self._vocabulary = frozenset(self._bm25.idf)
+        self._vocabulary = frozenset(self._bm25.idf if self._bm25 is not None else ())
         self._table_index = {
             (m.datasource, m.table): i for i, m in enumerate(meta) if m.kind == "table"
         }
@@ -314,8 +339,8 @@ class Router:
         if not names:
             return Routing((), (), (), ())
         terms = self.terms(question)
-        scores = self._bm25.get_scores(terms) if terms else None
-        by_source = self._source_scores(scores, names)
+        scores = self._bm25.get_scores(terms) if terms and self._bm25 is not None else None
+        by_source = self._source_scores(scores, terms, names)
         ranked = sorted(by_source.items(), key=lambda item: (-item[1], item[0]))
         ranked = self._rerank(question, ranked)
         shortlist = self._shortlist(ranked)
@@ -342,7 +367,7 @@ class Router:
             )
         return [name for name in self._docs if name in set(allowed)]
 
-    def _source_scores(self, scores: Any, names: list[str]) -> dict[str, float]:
+    def _source_scores(self, scores: Any, terms: list[str], names: list[str]) -> dict[str, float]:
         about = dict.fromkeys(names, 0.0)
         best_question = dict.fromkeys(names, 0.0)
         tables: dict[str, list[float]] = {name: [] for name in names}
@@ -356,18 +381,24 @@ class Router:
                     best_question[meta.datasource] = max(best_question[meta.datasource], score)
                 else:
                     tables[meta.datasource].append(score)
-        result = {}
+        parts = {}
         for name in names:
             best = sorted(tables[name], reverse=True)
             table_part = sum(w * s for w, s in zip(TABLE_WEIGHTS, best, strict=False))
-            result[name] = (
+            parts[name] = (
                 ABOUT_WEIGHT * about[name] + QUESTION_WEIGHT * best_question[name] + table_part
             )
-        return result
+        if self._source_bm25 is None or scores is None:
+            return _normalized(parts)
+        whole = dict(zip(self._docs, self._source_bm25.get_scores(terms).tolist(), strict=True))
+        whole = _normalized({name: max(0.0, whole[name]) for name in names})
+        parts = _normalized(parts)
+        return {
+            name: SOURCE_DOC_WEIGHT * whole[name] + (1 - SOURCE_DOC_WEIGHT) * parts[name]
+            for name in names
+        }
 
-    def _rerank(
-        self, question: str, ranked: list[tuple[str, float]]
-    ) -> list[tuple[str, float]]:
+    def _rerank(self, question: str, ranked: list[tuple[str, float]]) -> list[tuple[str, float]]:
         if self.reranker is None or len(ranked) < 2:
             return ranked
         head = ranked[: self.candidates]
@@ -428,22 +459,23 @@ class Router:
         for source, table in head:
             doc = self._docs[source]
             entities = self._entities[source]
-            for column in doc.tables[table]:
-                entity = _key_entity(column)
+            for entity in self._keys[source][table].values():
                 target = entities.get(entity) if entity else None
                 if target and target != table:
                     found.append((source, target))
-            found.extend((source, target) for target in doc.links.get(table, ()) if target in doc.tables)
+            found.extend(
+                (source, target) for target in doc.links.get(table, ()) if target in doc.tables
+            )
         head_entities: dict[str, set[str]] = {}
         for source, table in head:
             head_entities.setdefault(source, set()).add(_entity(table))
         for source, entities in head_entities.items():
             if len(entities) < 2:
                 continue
-            for table, columns in self._docs[source].tables.items():
+            for table, keys_of in self._keys[source].items():
                 if (source, table) in head_set:
                     continue
-                keys = {_key_entity(column) for column in columns} & entities
+                keys = set(keys_of.values()) & entities
                 if len(keys) >= 2:
                     found.append((source, table))
         return [item for item in _unique(found) if item not in head_set]
@@ -469,13 +501,24 @@ class Router:
         keys: list[tuple[str, str, str]] = []
         rest: list[tuple[str, str, str]] = []
         for source, table in tables:
-            for column in self._docs[source].tables[table]:
-                entity = _key_entity(column)
+            for column, entity in self._keys[source][table].items():
                 if entity is not None or column.lower() == "id":
                     keys.append((source, table, column))
                 else:
                     rest.append((source, table, column))
         return _unique([*result, *keys, *rest])[: self.max_columns]
+
+
+def _index(corpus: list[list[str]]) -> BM25Okapi | None:
+    """A BM25 index over ``corpus``, or None when it holds no word at all (rank_bm25 cannot
+    index an empty vocabulary)."""
+    return BM25Okapi(corpus) if any(corpus) else None
+
+
+def _normalized(scores: dict[str, float]) -> dict[str, float]:
+    """Scores divided by the largest (all zero stays all zero)."""
+    top = max(scores.values(), default=0.0)
+    return {name: (score / top if top > 0 else 0.0) for name, score in scores.items()}
 
 
 def _unique(items: Iterable[Any]) -> list[Any]:

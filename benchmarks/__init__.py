@@ -1,0 +1,1 @@
+"""Benchmarks and test beds: run them as scripts (``python benchmarks/bench_routing.py``)."""

@@ -1,0 +1,158 @@
+"""The spec's front doors, backed by the plugin.
+
+``Engine.from_config("nl2sql.yaml")`` gives the project's engine with ``.evals``:
+``engine.evals.load(path)``, ``engine.evals.run([paths], mode=..., ...)`` (runs pytest
+in-process with this plugin and returns the ``RunReport``) and
+``engine.evals.regenerate(path)``. ``nl2sql eval run`` maps onto the same options.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .config import Config, load_config
+from .loader import load_suite
+from .model import EvalSuite
+from .report import RunReport
+
+__all__ = ["Engine", "Evals", "pytest_args"]
+
+
+def pytest_args(
+    paths: Iterable[str | os.PathLike[str]] = (),
+    *,
+    config: str | os.PathLike[str] | None = None,
+    mode: str | None = None,
+    clarify: bool = False,
+    roles: Sequence[str] | None = None,
+    cases: Sequence[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    max_cost: float | None = None,
+    baseline: str | os.PathLike[str] | None = None,
+    workers: int | str | None = None,
+    extra: Sequence[str] = (),
+) -> list[str]:
+    """The pytest command line for an evaluation run."""
+    args: list[str] = []
+    for p in paths:
+        args += ["--nl2sql-suite", str(p)]
+    if config is not None:
+        args += ["--nl2sql-config", str(config)]
+    if mode is not None:
+        args += ["--nl2sql-mode", mode]
+    if clarify:
+        args.append("--nl2sql-clarify")
+    if roles:
+        args += ["--nl2sql-roles", ",".join(roles)]
+    if cases:
+        args += ["--nl2sql-cases", ",".join(cases)]
+    if out is not None:
+        args += ["--nl2sql-out", str(out)]
+    if max_cost is not None:
+        args += ["--nl2sql-max-cost", str(max_cost)]
+    if baseline is not None:
+        args += ["--nl2sql-baseline", str(baseline)]
+    if workers is not None:
+        args += ["-n", str(workers)]
+    args += list(extra)
+    return args
+
+
+class _Capture:
+    def __init__(self) -> None:
+        self.report: RunReport | None = None
+
+    def pytest_nl2sql_report(self, config: Any, report: RunReport) -> None:
+        self.report = report
+
+
+class Evals:
+    """Suites of one project: load, run, regenerate."""
+
+    def __init__(self, config: Config | None) -> None:
+        self.config = config
+
+    def load(self, path: str | os.PathLike[str]) -> EvalSuite:
+        return load_suite(path)
+
+    def _suites(self, paths: Iterable[str | os.PathLike[str]] | None) -> list[str]:
+        if paths:
+            return [str(p) for p in paths]
+        if self.config is None:
+            raise ValueError("no suites given and no nl2sql.yaml to take them from")
+        return [str(p) for p in self.config.evals_suites]
+
+    def run(
+        self,
+        paths: Iterable[str | os.PathLike[str]] | None = None,
+        *,
+        mode: str = "plans",
+        clarify: bool = False,
+        roles: Sequence[str] | None = None,
+        cases: Sequence[str] | None = None,
+        out: str | os.PathLike[str] | None = None,
+        max_cost: float | None = None,
+        workers: int | str | None = None,
+        extra: Sequence[str] = (),
+    ) -> RunReport:
+        """Run suites through pytest in-process; return the report (``.exit_code`` set)."""
+        capture = _Capture()
+        config_path = self.config.path if self.config is not None else None
+        args = pytest_args(
+            self._suites(paths),
+            config=config_path,
+            mode=mode,
+            clarify=clarify,
+            roles=roles,
+            cases=cases,
+            out=out,
+            max_cost=max_cost,
+            workers=workers,
+            extra=["-q", "-p", "no:cacheprovider", *extra],
+        )
+        if config_path is not None:
+            args += ["--rootdir", str(Path(config_path).parent)]
+        code = pytest.main(args, plugins=[capture])
+        report = capture.report or RunReport([], {"mode": mode})
+        report.exit_code = int(code)  # type: ignore[attr-defined]
+        return report
+
+    def regenerate(self, path: str | os.PathLike[str], *, allow_packaged: bool = False) -> Any:
+        from .datasources import DatasourceRegistry
+        from .regenerate import regenerate
+
+        if self.config is None:
+            raise ValueError("regenerate needs nl2sql.yaml (Engine.from_config)")
+        return regenerate(path, DatasourceRegistry.from_config(self.config), allow_packaged=allow_packaged)
+
+
+class Engine:
+    """A project's engine and its evaluation front doors."""
+
+    def __init__(self, config: Config, engine: Any) -> None:
+        self.config = config
+        self.engine = engine
+        self.evals = Evals(config)
+
+    @classmethod
+    def from_config(cls, path: str | os.PathLike[str] = "nl2sql.yaml") -> Engine:
+        from .run import import_object
+
+        config = load_config(path)
+        factory = import_object(config.engine)
+        return cls(config, factory(config))
+
+    def route(self, question: str, role: str) -> Any:
+        return self.engine.route(question, role)
+
+    def answer(self, question: str, role: str, llm: Any = None) -> Any:
+        if llm is None:
+            from .llm import OpenAICompatibleLLM
+
+            llm = OpenAICompatibleLLM.from_config(self.config.llm)
+        return self.engine.answer(question, role, llm)
