@@ -37,30 +37,32 @@ def _suite_migrate(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """The main job: build the demo and check the shipped suites (grows into the full demo run)."""
+    """The main job: create the demo, run the Chinook suite (mode plans) and the routing suite
+    (mode retrieval, gated by its baseline) through pytest, and print the reports."""
+    import subprocess
     import time
-    from importlib import resources
     from pathlib import Path
 
-    from .demo import build_demo_databases
-    from .loader import load_suite
+    from .init import init_demo
 
     start = time.perf_counter()
-    target = Path(args.dir)
-    paths = build_demo_databases(target / "data")
-    for name, path in paths.items():
-        print(f"demo database {name}: {path}")
+    target = Path(args.dir).resolve()
+    init_demo(target, force=args.force)
+    print(f"demo project: {target} (nl2sql.yaml, evals/, data/chinook.sqlite, support.sqlite, webanalytics.sqlite)")
+    runs = [
+        ("Chinook suite, mode plans", ["--nl2sql-suite", "evals/chinook.yaml", "--nl2sql-mode", "plans", "--nl2sql-clarify", "--nl2sql-out", "eval_chinook.json"]),
+        ("routing suite, mode retrieval (CI's gate)", ["--nl2sql-suite", "evals/routing.yaml", "--nl2sql-mode", "retrieval", "--nl2sql-out", "eval_routing.json"]),
+    ]
     status = 0
-    shipped = sorted(p for p in resources.files("pytest_nl2sql.suites").iterdir() if p.name.endswith(".yaml"))
-    for suite_path in shipped:
-        try:
-            suite = load_suite(str(suite_path), use_cache=False)
-        except SuiteError as exc:
-            print(exc, file=sys.stderr)
-            status = 1
+    for title, argv in runs:
+        if not (target / argv[1]).exists():
+            print(f"== {title}: {argv[1]} is not shipped yet, skipped")
             continue
-        print(f"suite {suite_path.name}: ok ({len(suite)} cases, {len(suite.approved())} approved)")
-    print(f"demo done in {time.perf_counter() - start:.1f}s")
+        print(f"== {title}", flush=True)
+        cmd = [sys.executable, "-m", "pytest", *argv, "-p", "no:cacheprovider", "-q", *(["-n", args.workers] if args.workers else [])]
+        code = subprocess.call(cmd, cwd=target)
+        status = status or code
+    print(f"demo done in {time.perf_counter() - start:.1f}s; reports: {target / 'eval_chinook.json'}, {target / 'eval_routing.json'}")
     return status
 
 
@@ -164,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="the main job: build the demo and run its suites")
     demo.add_argument("dir", nargs="?", default="nl2sql-demo", help="folder for the demo (default: nl2sql-demo)")
+    demo.add_argument("--force", action="store_true", help="overwrite demo files you changed")
+    demo.add_argument("-n", "--workers", metavar="N", help="xdist workers for the runs (e.g. 2)")
     demo.set_defaults(func=_demo)
     return parser
 

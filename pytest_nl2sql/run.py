@@ -126,6 +126,11 @@ class Nl2sqlRun:
     def precheck(self) -> None:
         """Fail fast, with one line, on options that cannot work (before collection)."""
         self.check_suites_exist()
+        workers = getattr(self.config.option, "numprocesses", None)
+        if self.settings.regenerate and workers and not hasattr(self.config, "workerinput"):
+            raise pytest.UsageError(
+                "--nl2sql-regenerate rewrites suites once, in one process: run it without -n (or with -n 0)"
+            )
         if self.settings.suites and not self.config.option.collectonly:
             _ = self.engine  # no engine is a usage error now, not a failure per item
         for path in self.settings.suites:

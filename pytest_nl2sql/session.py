@@ -40,6 +40,7 @@ class Nl2sqlSession:
         self.fixed: list[str] = []
         self.ran: list[tuple[Path, str, bool, str, str]] = []
         self.worker_count = 0
+        self.regenerated: list[str] = []
         self._suite_paths: set[Path] = set()
         self._owns_ledger = False
         self._setup()
@@ -85,6 +86,44 @@ class Nl2sqlSession:
         if self.is_suite_path(file_path):
             return SuiteFile.from_parent(parent, path=file_path)
         return None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if self.run.settings.regenerate and not _is_worker(config):
+            self.regenerate_selected([i for i in items if isinstance(i, CaseItem)])
+
+    def regenerate_selected(self, items: list[CaseItem]) -> None:
+        """Rewrite rows of the selected cases (after collection, in this one process), then
+        point the items at the fresh cases so they run against the new rows."""
+        from .datasources import DatasourceRegistry
+        from .regenerate import PackagedSuiteError, regenerate
+
+        project = self.run.project
+        if project is None:
+            raise pytest.UsageError("--nl2sql-regenerate needs nl2sql.yaml (its datasources run the SQL)")
+        registry = DatasourceRegistry.from_config(project)
+        by_suite: dict[Path, list[CaseItem]] = {}
+        for item in items:
+            by_suite.setdefault(Path(item.path), []).append(item)
+        try:
+            for path, suite_items in sorted(by_suite.items()):
+                try:
+                    result = regenerate(
+                        path,
+                        registry,
+                        allow_packaged=self.run.settings.allow_packaged,
+                        case_ids={i.case.id for i in suite_items},
+                    )
+                except PackagedSuiteError as exc:
+                    raise pytest.UsageError(str(exc)) from None
+                self.regenerated.extend(result.lines())
+                fresh = load_suite(path)
+                self.run.register_suite(path, fresh)
+                by_id = {c.id: c for c in fresh.cases}
+                for item in suite_items:
+                    item.case = by_id.get(item.case.id, item.case)
+        finally:
+            registry.close()
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         lines = []
@@ -208,10 +247,12 @@ class Nl2sqlSession:
             old.updated(ran).write()
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if _is_worker(config) or not self._suite_paths or not self.records and not self.crashed:
+        if _is_worker(config) or not self._suite_paths or not (self.records or self.crashed or self.regenerated):
             return
         report = getattr(self, "final", None) or self.report()
         terminalreporter.section("nl2sql")
+        for line in self.regenerated:
+            terminalreporter.write_line(line)
         for line in report.lines():
             terminalreporter.write_line(line)
         if self.crashed:

@@ -17,7 +17,7 @@ from .compiler import CompileError, compile_plan
 from .plan import PlanError, PlanModel, plan_json_schema
 from .protocol import Answer, RouteResult
 from .resolver import QUESTION_NOT_ANSWERABLE, resolve
-from .router import DatasourceDoc, Router
+from .router import DatasourceDoc, Router, doc_from_schema
 from .validator import REFUSAL_MESSAGE, validate_sql
 
 __all__ = ["ReferenceEngine", "make_engine"]
@@ -50,19 +50,7 @@ class ReferenceEngine:
     def _doc(self, name: str) -> DatasourceDoc:
         ds = self.config.datasources[name]
         info = introspect(self.registry.get(name))
-        samples = {
-            f"{t.name}.{c.name}": tuple(str(v) for v in c.samples if isinstance(v, str))
-            for t in info.tables.values()
-            for c in t.columns
-            if c.samples
-        }
-        return DatasourceDoc(
-            name=name,
-            description=ds.description or "",
-            sample_questions=tuple(ds.sample_questions),
-            tables={t.name: [c.name for c in t.columns] for t in info.tables.values()},
-            samples=samples,
-        )
+        return doc_from_schema(info, description=ds.description or "", sample_questions=tuple(ds.sample_questions))
 
     @property
     def router(self) -> Router:

@@ -14,7 +14,9 @@ from tests.suite.corpus import GOLDEN
 
 
 @pytest.fixture(autouse=True)
-def _isolated_suite_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_suite_env(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NL2SQL_CACHE_DIR", str(tmp_path_factory.mktemp("nl2sql-cache")))
     monkeypatch.delenv("NL2SQL_MAX_SUITE_BYTES", raising=False)
 

@@ -91,7 +91,10 @@ def _pattern(expected: str) -> re.Pattern[str]:
 def shown(message: str, folder: Path) -> list[str]:
     """An error's lines with ``folder`` left out of the paths they start with."""
     prefix = str(folder) + "/"
-    return [line.replace(prefix, "", 1) if line.startswith(prefix) else line for line in message.splitlines()]
+    return [
+        line.replace(prefix, "", 1) if line.startswith(prefix) else line
+        for line in message.splitlines()
+    ]
 
 
 def mismatches(message: str, expectation: Expectation, folder: Path) -> list[str]:
@@ -119,4 +122,6 @@ def mismatches(message: str, expectation: Expectation, folder: Path) -> list[str
 def contains_expected_lines(output: str, expectation: Expectation, folder: Path) -> list[str]:
     """The expected lines that no line of ``output`` (several files' errors) matches."""
     got = shown(output, folder)
-    return [want for want in expectation.lines if not any(_pattern(want).match(line) for line in got)]
+    return [
+        want for want in expectation.lines if not any(_pattern(want).match(line) for line in got)
+    ]

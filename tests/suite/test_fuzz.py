@@ -84,14 +84,24 @@ def test_random_text_is_parsed_or_refused(text: str) -> None:
 
 
 @FUZZ
-@given(parts=st.lists(st.one_of(YAML_BITS, st.text(string.ascii_letters + string.digits + " ._", max_size=8))))
+@given(
+    parts=st.lists(
+        st.one_of(YAML_BITS, st.text(string.ascii_letters + string.digits + " ._", max_size=8))
+    )
+)
 def test_random_yaml_punctuation_is_parsed_or_refused(parts: list[str]) -> None:
     _parse_or_refuse("".join(parts))
 
 
 @FUZZ
-@given(flips=st.lists(st.tuples(st.integers(0, len(BASE_BYTES) - 1), st.integers(0, 255)), min_size=1, max_size=8))
-def test_byte_flips_of_a_valid_suite_are_loaded_or_refused(scratch: Path, flips: list[tuple[int, int]]) -> None:
+@given(
+    flips=st.lists(
+        st.tuples(st.integers(0, len(BASE_BYTES) - 1), st.integers(0, 255)), min_size=1, max_size=8
+    )
+)
+def test_byte_flips_of_a_valid_suite_are_loaded_or_refused(
+    scratch: Path, flips: list[tuple[int, int]]
+) -> None:
     data = bytearray(BASE_BYTES)
     for index, value in flips:
         data[index] = value
@@ -102,7 +112,9 @@ def test_byte_flips_of_a_valid_suite_are_loaded_or_refused(scratch: Path, flips:
 @given(
     inserts=st.lists(st.tuples(st.integers(0, len(BASE_TEXT)), YAML_BITS), min_size=1, max_size=6),
 )
-def test_inserted_punctuation_in_a_valid_suite_is_parsed_or_refused(inserts: list[tuple[int, str]]) -> None:
+def test_inserted_punctuation_in_a_valid_suite_is_parsed_or_refused(
+    inserts: list[tuple[int, str]],
+) -> None:
     text = BASE_TEXT
     for index, bit in sorted(inserts, reverse=True):
         text = text[:index] + bit + text[index:]
@@ -120,7 +132,9 @@ def test_a_valid_suite_truncated_at_every_length_is_parsed_or_refused() -> None:
     assert loaded > 0  # a cut at a case boundary is itself a valid, shorter suite
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: plain scalars like '0x_', '._' or a 5000-digit int raise ValueError")
+@pytest.mark.xfail(
+    strict=True, reason="BUG: plain scalars like '0x_', '._' or a 5000-digit int raise ValueError"
+)
 @FUZZ
 @example(value="0x_")
 @example(value="._")
@@ -153,11 +167,15 @@ SCALARS = st.one_of(
     st.integers(),
     st.sampled_from([0, -1, 2**63 - 1, -(2**63), 2**64, 10**100, -(10**300)]),
     st.floats(allow_nan=False),
-    st.sampled_from([0.0, -0.0, 1.0, 1e16, 1e-7, 5e-324, 1.7976931348623157e308, math.inf, -math.inf]),
+    st.sampled_from(
+        [0.0, -0.0, 1.0, 1e16, 1e-7, 5e-324, 1.7976931348623157e308, math.inf, -math.inf]
+    ),
     st.booleans(),
     st.none(),
 )
-COLUMN = st.one_of(st.sampled_from([w for w in SAFE_WORDS if w]), st.text(TEXT_CHARS, min_size=1, max_size=12))
+COLUMN = st.one_of(
+    st.sampled_from([w for w in SAFE_WORDS if w]), st.text(TEXT_CHARS, min_size=1, max_size=12)
+)
 
 
 def _typed(value: Any) -> Any:
@@ -213,7 +231,10 @@ def test_rows_written_into_any_layout_read_back_with_their_types(
 @given(first=row_sets(min_rows=1), second=row_sets(min_rows=1))
 def test_rewriting_rows_twice_is_the_same_as_writing_the_last(first: list, second: list) -> None:
     once = apply_rows(BASE_TEXT, {"chinook_003": RowsUpdate(second)})
-    twice = apply_rows(apply_rows(BASE_TEXT, {"chinook_003": RowsUpdate(first)}), {"chinook_003": RowsUpdate(second)})
+    twice = apply_rows(
+        apply_rows(BASE_TEXT, {"chinook_003": RowsUpdate(first)}),
+        {"chinook_003": RowsUpdate(second)},
+    )
     assert twice == once
 
 
@@ -221,12 +242,23 @@ def test_rewriting_rows_twice_is_the_same_as_writing_the_last(first: list, secon
 
 NONBLANK = st.text(TEXT_CHARS, min_size=1, max_size=40).filter(lambda s: s.strip() != "")
 WORD = st.text(
-    st.characters(blacklist_categories=("Z", "Cc", "Cs"), blacklist_characters="[]" + KNOWN_BAD), min_size=1, max_size=12
+    st.characters(blacklist_categories=("Z", "Cc", "Cs"), blacklist_characters="[]" + KNOWN_BAD),
+    min_size=1,
+    max_size=12,
 )
 IDS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,12}", fullmatch=True)
 PLAN_DATA = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(TEXT_CHARS, max_size=20)),
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(TEXT_CHARS, max_size=8), inner, max_size=4)),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False),
+        st.text(TEXT_CHARS, max_size=20),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text(TEXT_CHARS, max_size=8), inner, max_size=4),
+    ),
     max_leaves=12,
 )
 MATCH = st.fixed_dictionaries(
@@ -243,10 +275,14 @@ def eval_cases(draw: st.DrawFn, case_id: str) -> EvalCase:
     """A case the loader accepts (every cross-field rule of the spec holds)."""
     kind = draw(st.sampled_from(Kind))
     status = draw(st.sampled_from(Status))
-    roles = draw(st.lists(NONBLANK, min_size=1, max_size=1 if kind is Kind.ROUTING else 3, unique=True))
+    roles = draw(
+        st.lists(NONBLANK, min_size=1, max_size=1 if kind is Kind.ROUTING else 3, unique=True)
+    )
     outcome = {role: draw(st.sampled_from(Outcome)) for role in roles}
     if Outcome.UNANSWERABLE in outcome.values():  # the data does not exist, for any role
-        outcome = {role: Outcome.REFUSED if o is Outcome.ALLOWED else o for role, o in outcome.items()}
+        outcome = {
+            role: Outcome.REFUSED if o is Outcome.ALLOWED else o for role, o in outcome.items()
+        }
     answerable = Outcome.ALLOWED in outcome.values()
     unanswerable = Outcome.UNANSWERABLE in outcome.values()
     sql = rows = None
@@ -258,15 +294,21 @@ def eval_cases(draw: st.DrawFn, case_id: str) -> EvalCase:
         if sql is not None:
             rows = draw(st.one_of(st.none(), row_sets().map(tuple)))
             alt_sql = tuple(draw(st.lists(NONBLANK, max_size=2, unique=True)))
-            n_alt = len(alt_sql) if status is Status.APPROVED else draw(st.integers(0, len(alt_sql)))
+            n_alt = (
+                len(alt_sql) if status is Status.APPROVED else draw(st.integers(0, len(alt_sql)))
+            )
             alt_rows = tuple(tuple(draw(row_sets())) for _ in range(n_alt))
     datasources = (
-        (draw(NONBLANK),) if sql is not None else tuple(draw(st.lists(NONBLANK, min_size=1, max_size=3, unique=True)))
+        (draw(NONBLANK),)
+        if sql is not None
+        else tuple(draw(st.lists(NONBLANK, min_size=1, max_size=3, unique=True)))
     )
     tables = draw(st.lists(NONBLANK, max_size=3, unique=True))
     columns = draw(
         st.lists(
-            st.tuples(NONBLANK, WORD.filter(lambda c: "." not in c)).map(".".join), max_size=3, unique=True
+            st.tuples(NONBLANK, WORD.filter(lambda c: "." not in c)).map(".".join),
+            max_size=3,
+            unique=True,
         )
     )
     return EvalCase(
@@ -288,7 +330,12 @@ def eval_cases(draw: st.DrawFn, case_id: str) -> EvalCase:
         rows=rows,
         alt_sql=alt_sql,
         alt_rows=alt_rows,
-        plan=draw(st.one_of(st.none(), st.dictionaries(st.text(TEXT_CHARS, max_size=8), PLAN_DATA, min_size=1, max_size=4))),
+        plan=draw(
+            st.one_of(
+                st.none(),
+                st.dictionaries(st.text(TEXT_CHARS, max_size=8), PLAN_DATA, min_size=1, max_size=4),
+            )
+        ),
     )
 
 
@@ -299,7 +346,9 @@ def case_lists(draw: st.DrawFn) -> list[EvalCase]:
 
 
 # Printable header text only: see test_a_header_with_a_carriage_return_loads_back.
-HEADER = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")) | st.just("\n"), max_size=60)
+HEADER = st.text(
+    st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")) | st.just("\n"), max_size=60
+)
 
 
 @settings(FUZZ, max_examples=150)
@@ -313,10 +362,18 @@ def test_dumped_cases_load_back_equal(cases: list[EvalCase], header: str) -> Non
         assert _typed(got.alt_rows) == _typed(want.alt_rows)
         assert _typed(got.plan) == _typed(want.plan)
     assert apply_rows(text, {}) == text
-    assert apply_rows(text, {c.id: RowsUpdate(c.rows, c.alt_rows) for c in cases if c.rows is not None}) == text
+    assert (
+        apply_rows(
+            text, {c.id: RowsUpdate(c.rows, c.alt_rows) for c in cases if c.rows is not None}
+        )
+        == text
+    )
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: EvalCase keeps rows given as lists, so it never equals the loaded case")
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: EvalCase keeps rows given as lists, so it never equals the loaded case",
+)
 def test_a_case_built_with_lists_equals_the_case_read_back() -> None:
     case = EvalCase(
         id="c1",
@@ -333,11 +390,19 @@ def test_a_case_built_with_lists_equals_the_case_read_back() -> None:
 
 def test_a_header_with_newlines_becomes_comment_lines() -> None:
     text = dump_suite([], header="Drafts for chinook\n\n# already a comment\nlast line")
-    assert text.splitlines()[:4] == ["# Drafts for chinook", "#", "# already a comment", "# last line"]
+    assert text.splitlines()[:4] == [
+        "# Drafts for chinook",
+        "#",
+        "# already a comment",
+        "# last line",
+    ]
     assert len(parse_suite(text)) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: dump_suite writes the header raw; a '\\r' (a YAML line break) ends the comment")
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: dump_suite writes the header raw; a '\\r' (a YAML line break) ends the comment",
+)
 def test_a_header_with_a_carriage_return_loads_back() -> None:
     parse_suite(dump_suite([], header="exported from run 12\rby alice"))
 
@@ -363,9 +428,16 @@ def test_a_value_with_a_question_mark_round_trips(value: str) -> None:
     assert parse_suite(text).get("chinook_003").rows == ({"subject": value, value: 1},)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: dump_suite writes tags/tables with '?' plain in a flow list: unreadable")
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: dump_suite writes tags/tables with '?' plain in a flow list: unreadable",
+)
 def test_dumped_flow_lists_with_a_question_mark_load_back() -> None:
     case = EvalCase(
-        id="c1", question="Why?", datasources=("chinook",), outcome={"admin?": Outcome.REFUSED}, tables=("Who?",)
+        id="c1",
+        question="Why?",
+        datasources=("chinook",),
+        outcome={"admin?": Outcome.REFUSED},
+        tables=("Who?",),
     )
     assert parse_suite(dump_suite([case])).cases == (case,)

@@ -46,8 +46,12 @@ def _nl2sql(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def _legacy_digest(tmp_path: Path, text: str | None = None, plans: str | None = None) -> str:
     """The digest of a (possibly edited) copy of the fixture pair, read by the legacy loader."""
     gold, plans_path = tmp_path / "edited.yaml", tmp_path / "edited_plans.yaml"
-    gold.write_text(text if text is not None else GOLD.read_text(encoding="utf-8"), encoding="utf-8")
-    plans_path.write_text(plans if plans is not None else PLANS.read_text(encoding="utf-8"), encoding="utf-8")
+    gold.write_text(
+        text if text is not None else GOLD.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    plans_path.write_text(
+        plans if plans is not None else PLANS.read_text(encoding="utf-8"), encoding="utf-8"
+    )
     return gold_digest(load_legacy(gold, plans_path))
 
 
@@ -60,10 +64,16 @@ def test_the_legacy_loader_reads_0_6_files_with_their_plans() -> None:
     assert [c.id for c in suite] == ["chinook_001", "chinook_002", "chinook_003", "chinook_004"]
     first = suite.get("chinook_001")
     assert first.datasources == ("chinook",)
-    assert first.outcome == {"admin": Outcome.ALLOWED, "analyst": Outcome.ALLOWED, "viewer": Outcome.REFUSED}
+    assert first.outcome == {
+        "admin": Outcome.ALLOWED,
+        "analyst": Outcome.ALLOWED,
+        "viewer": Outcome.REFUSED,
+    }
     assert first.tables == ("Customer",)
     assert first.columns == ("Customer.Country", "Customer.CustomerId")
-    assert first.sql.startswith("SELECT Country, COUNT(CustomerId) AS customer_count\nFROM Customer\n")
+    assert first.sql.startswith(
+        "SELECT Country, COUNT(CustomerId) AS customer_count\nFROM Customer\n"
+    )
     assert first.rows[0] == {"Country": "USA", "customer_count": 13}
     assert len(first.alt_sql) == len(first.alt_rows) == 1
     assert first.plan["group_by"] == ["Country"]
@@ -72,13 +82,18 @@ def test_the_legacy_loader_reads_0_6_files_with_their_plans() -> None:
         "kind": "not_answerable",
         "reason": "no colour data",
     }
-    assert suite.get("chinook_004").datasources == ("chinook",) and suite.get("chinook_004").plan is None
+    assert (
+        suite.get("chinook_004").datasources == ("chinook",)
+        and suite.get("chinook_004").plan is None
+    )
     assert suite.get("chinook_004").status is Status.DRAFT
     assert load_legacy(GOLD).get("chinook_001").plan is None
 
 
 def test_migrate_command_writes_a_version_1_suite_keeping_comments(tmp_path: Path) -> None:
-    result = _nl2sql("suite", "migrate", str(GOLD), "--plans", str(PLANS), "-o", "new.yaml", cwd=tmp_path)
+    result = _nl2sql(
+        "suite", "migrate", str(GOLD), "--plans", str(PLANS), "-o", "new.yaml", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "new.yaml: wrote 4 cases (version 1)\n"
     new = tmp_path / "new.yaml"
@@ -89,7 +104,17 @@ def test_migrate_command_writes_a_version_1_suite_keeping_comments(tmp_path: Pat
     assert new_text.splitlines()[3] == "version: 1"  # after the leading comment lines
     keys = set(re.findall(r"^\s*-?\s*([a-z_]+):", new_text, re.M))
     assert keys.isdisjoint(RENAMES), keys & set(RENAMES)
-    assert {"datasources", "outcome", "tables", "columns", "sql", "rows", "alt_sql", "alt_rows", "plan"} <= keys
+    assert {
+        "datasources",
+        "outcome",
+        "tables",
+        "columns",
+        "sql",
+        "rows",
+        "alt_sql",
+        "alt_rows",
+        "plan",
+    } <= keys
     assert _comments(new_text) == _comments(old_text)
     # nothing changed but key names, datasource names made lists, 'version: 1' and the plans
     expected = old_text.replace("\ncases:\n", "\nversion: 1\ncases:\n", 1)
@@ -118,7 +143,10 @@ EDITS = {
         "  - {Country: Canada, customer_count: 8}\n  - {Country: Brazil, customer_count: 5}\n  alt_gold_sql",
         "  - {Country: Brazil, customer_count: 5}\n  - {Country: Canada, customer_count: 8}\n  alt_gold_sql",
     ),
-    "an alternative's rows": ("  - - {Country: USA, customer_count: 13}", "  - - {Country: USA, customer_count: 14}"),
+    "an alternative's rows": (
+        "  - - {Country: USA, customer_count: 13}",
+        "  - - {Country: USA, customer_count: 14}",
+    ),
     "an alternative's sql": ("ORDER BY 2 DESC, 1", "ORDER BY 2 DESC"),
     "an outcome": ("viewer: refused}", "viewer: clarify}"),
     "a role": ("{admin: allowed, analyst: allowed}", "{admin: allowed, auditor: allowed}"),
@@ -138,7 +166,11 @@ def test_any_gold_edit_changes_the_digest(tmp_path: Path, what: str) -> None:
 
 @pytest.mark.parametrize(
     ("old", "new"),
-    [("  limit: 1\n", "  limit: 2\n"), ("reason: no colour data", "reason: no color data"), ("desc: true", "desc: false")],
+    [
+        ("  limit: 1\n", "  limit: 2\n"),
+        ("reason: no colour data", "reason: no color data"),
+        ("desc: true", "desc: false"),
+    ],
 )
 def test_any_plan_edit_changes_the_digest(tmp_path: Path, old: str, new: str) -> None:
     plans = PLANS.read_text(encoding="utf-8")
@@ -166,14 +198,18 @@ def test_edits_outside_the_gold_content_keep_the_digest(tmp_path: Path, old: str
 def test_plans_may_sit_under_a_plans_key(tmp_path: Path) -> None:
     wrapped = tmp_path / "plans.yaml"
     body = PLANS.read_text(encoding="utf-8").split("\n", 1)[1]
-    wrapped.write_text("plans:\n" + "".join(f"  {line}\n" for line in body.splitlines()), encoding="utf-8")
+    wrapped.write_text(
+        "plans:\n" + "".join(f"  {line}\n" for line in body.splitlines()), encoding="utf-8"
+    )
     assert load_legacy_plans(wrapped) == load_legacy_plans(PLANS)
     assert gold_digest(load_legacy(GOLD, wrapped)) == GOLD_DIGEST
 
 
 def test_a_plan_for_an_unknown_case_is_refused(tmp_path: Path) -> None:
     plans = tmp_path / "plans.yaml"
-    plans.write_text(PLANS.read_text(encoding="utf-8") + "chinook_999:\n  kind: sql\n", encoding="utf-8")
+    plans.write_text(
+        PLANS.read_text(encoding="utf-8") + "chinook_999:\n  kind: sql\n", encoding="utf-8"
+    )
     with pytest.raises(SuiteError, match=r"plans for unknown case ids: chinook_999"):
         load_legacy(GOLD, plans)
 
@@ -202,7 +238,10 @@ def test_migrate_refuses_a_broken_gold_file_and_writes_nothing(tmp_path: Path) -
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("nl2sql: ")
-    assert "case 'chinook_001': outcome for viewer must be one of allowed, refused, unanswerable, clarify" in result.stderr
+    assert (
+        "case 'chinook_001': outcome for viewer must be one of allowed, refused, unanswerable, clarify"
+        in result.stderr
+    )
     assert not (tmp_path / "new.yaml").exists()
 
 
@@ -218,7 +257,10 @@ def test_migrate_points_at_the_problem_in_the_old_file(tmp_path: Path) -> None:
     assert str(info.value).startswith(f"{old}:{where}: case 'chinook_001': outcome for viewer")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the legacy loader reports line:col of the migrated text (one line down, columns shifted)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: the legacy loader reports line:col of the migrated text (one line down, columns shifted)",
+)
 def test_load_legacy_points_at_the_problem_in_the_old_file(tmp_path: Path) -> None:
     old, where = _broken_gold(tmp_path)
     with pytest.raises(SuiteError) as info:
@@ -233,7 +275,10 @@ def test_migrate_refuses_a_file_without_cases(tmp_path: Path) -> None:
         migrate_text("- id: x\n", path="old.yaml")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a plan is inserted before the comment ending the case's last line, so the comment moves onto the plan")
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a plan is inserted before the comment ending the case's last line, so the comment moves onto the plan",
+)
 def test_a_comment_on_a_case_last_line_stays_on_that_line() -> None:
     old = (
         "cases:\n- id: a\n  question: What is the weather?\n  datasource: chinook\n  status: approved\n"

@@ -14,7 +14,9 @@ from pytest_nl2sql.writer import RowsUpdate, dump_suite, update_rows
 
 def rows_for(case_id: str, version: int) -> list[dict[str, Any]]:
     """The rows a writer puts in ``case_id`` at round ``version`` (easy to recognise)."""
-    return [{"writer": case_id, "round": version, "note": f"written by {case_id} in round {version}"}]
+    return [
+        {"writer": case_id, "round": version, "note": f"written by {case_id} in round {version}"}
+    ]
 
 
 def rewrite_rounds(path: str, case_id: str, rounds: int, barrier: Any) -> None:
@@ -45,7 +47,8 @@ def big_suite(cases: int) -> str:
 def flip_updates(case_ids: list[str], side: int) -> dict[str, RowsUpdate]:
     """Rows for every case: side 0 and side 1 differ in every row."""
     return {
-        cid: RowsUpdate([{"year": str(2009 + j), "invoices": j * 1000 + side} for j in range(10)]) for cid in case_ids
+        cid: RowsUpdate([{"year": str(2009 + j), "invoices": j * 1000 + side} for j in range(10)])
+        for cid in case_ids
     }
 
 

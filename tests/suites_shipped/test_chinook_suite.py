@@ -95,8 +95,14 @@ def test_the_suite_loads_and_covers_what_it_promises(suite: EvalSuite) -> None:
     assert len(answerable) >= 43 and len(for_everyone) >= 40
     assert {c.difficulty.value for c in answerable if c.difficulty} == {"easy", "medium", "hard"}
     outcomes = Counter(o for c in suite.approved() for o in c.outcome.values())
-    assert outcomes[Outcome.REFUSED] and outcomes[Outcome.UNANSWERABLE] and outcomes[Outcome.CLARIFY]
-    admin_only = [c for c in answerable if [o.value for o in c.outcome.values()] == ["allowed", "refused", "refused"]]
+    assert (
+        outcomes[Outcome.REFUSED] and outcomes[Outcome.UNANSWERABLE] and outcomes[Outcome.CLARIFY]
+    )
+    admin_only = [
+        c
+        for c in answerable
+        if [o.value for o in c.outcome.values()] == ["allowed", "refused", "refused"]
+    ]
     assert len(admin_only) >= 3
     assert sum(1 for c in answerable if c.alt_sql) >= 2
     groups = Counter(c.paraphrase_group for c in suite.approved() if c.paraphrase_group)
@@ -109,7 +115,9 @@ def test_the_suite_loads_and_covers_what_it_promises(suite: EvalSuite) -> None:
             assert case.origin.value == "hand", case.id
 
 
-def test_unanswerable_and_clarify_cases_have_no_sql_and_the_same_outcome_for_every_role(suite: EvalSuite) -> None:
+def test_unanswerable_and_clarify_cases_have_no_sql_and_the_same_outcome_for_every_role(
+    suite: EvalSuite,
+) -> None:
     for case in suite.approved():
         kinds = set(case.outcome.values())
         if kinds & {Outcome.UNANSWERABLE, Outcome.CLARIFY}:
@@ -135,13 +143,21 @@ def test_the_header_states_the_suite_s_real_counts(suite: EvalSuite) -> None:
     header = "\n".join(line[1:] for line in text.splitlines() if line.startswith("#"))
     m = re.search(r"(\d+) cases: (\d+) approved, (\d+) draft .*?, (\d+) retired", header)
     assert m, "the header's case counts line is missing"
-    statuses = (len(suite), *(suite.count(s) for s in (Status.APPROVED, Status.DRAFT, Status.RETIRED)))
+    statuses = (
+        len(suite),
+        *(suite.count(s) for s in (Status.APPROVED, Status.DRAFT, Status.RETIRED)),
+    )
     assert tuple(map(int, m.groups())) == statuses
     answerable = approved_answerable(suite)
     m = re.search(r"(\d+) answerable: (\d+) easy, (\d+) medium, (\d+) hard", header)
     assert m, "the header's difficulty line is missing"
     difficulty = Counter(c.difficulty.value for c in answerable if c.difficulty)
-    assert tuple(map(int, m.groups())) == (len(answerable), difficulty["easy"], difficulty["medium"], difficulty["hard"])
+    assert tuple(map(int, m.groups())) == (
+        len(answerable),
+        difficulty["easy"],
+        difficulty["medium"],
+        difficulty["hard"],
+    )
     for role in ROLES:
         m = re.search(rf"^[ \t]+{role}[ \t]+(.*?)(?:\(|$)", header, re.MULTILINE)
         assert m, f"the header has no outcome line for {role}"
@@ -154,7 +170,9 @@ def test_the_header_states_the_suite_s_real_counts(suite: EvalSuite) -> None:
     assert stated_tags == dict(Counter(t for c in suite.approved() for t in c.tags))
 
 
-def test_outcomes_follow_the_demo_role_policy_and_tables_are_what_the_sql_reads(suite: EvalSuite, demo: Path) -> None:
+def test_outcomes_follow_the_demo_role_policy_and_tables_are_what_the_sql_reads(
+    suite: EvalSuite, demo: Path
+) -> None:
     config = load_config(demo / "nl2sql.yaml")
     registry = DatasourceRegistry.from_config(config)
     try:
@@ -163,19 +181,35 @@ def test_outcomes_follow_the_demo_role_policy_and_tables_are_what_the_sql_reads(
         registry.close()
     schema = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
     for case in approved_answerable(suite):
-        read = validate_sql(case.sql, dialect="sqlite", datasource="chinook", schema=schema, policy=config.role("admin"))
+        read = validate_sql(
+            case.sql,
+            dialect="sqlite",
+            datasource="chinook",
+            schema=schema,
+            policy=config.role("admin"),
+        )
         assert read.ok, f"case {case.id!r}: {read.message}"
-        assert set(case.tables) == set(read.tables), f"case {case.id!r}: tables are not what the SQL reads"
-        assert set(case.columns) <= set(read.columns), f"case {case.id!r}: columns the SQL does not read"
+        assert set(case.tables) == set(read.tables), (
+            f"case {case.id!r}: tables are not what the SQL reads"
+        )
+        assert set(case.columns) <= set(read.columns), (
+            f"case {case.id!r}: columns the SQL does not read"
+        )
         for role in ROLES:
             policy = config.role(role)
             denied = [t for t in case.tables if not policy.allows_table("chinook", t)] + [
                 c for c in case.columns if not policy.allows_column("chinook", *c.split("."))
             ]
             want = Outcome.REFUSED if denied else Outcome.ALLOWED
-            assert case.outcome[role] is want, f"case {case.id!r}: {role} should be {want.value} (denied: {denied})"
-            check = validate_sql(case.sql, dialect="sqlite", datasource="chinook", schema=schema, policy=policy)
-            assert check.ok == (want is Outcome.ALLOWED), f"case {case.id!r} as {role}: validator says {check.status}"
+            assert case.outcome[role] is want, (
+                f"case {case.id!r}: {role} should be {want.value} (denied: {denied})"
+            )
+            check = validate_sql(
+                case.sql, dialect="sqlite", datasource="chinook", schema=schema, policy=policy
+            )
+            assert check.ok == (want is Outcome.ALLOWED), (
+                f"case {case.id!r} as {role}: validator says {check.status}"
+            )
 
 
 def _without_rows(text: str) -> str:
@@ -192,7 +226,9 @@ def _without_rows(text: str) -> str:
     return "".join(out)
 
 
-def test_regenerate_against_a_fresh_demo_database_writes_the_suite_byte_for_byte(demo: Path, tmp_path: Path) -> None:
+def test_regenerate_against_a_fresh_demo_database_writes_the_suite_byte_for_byte(
+    demo: Path, tmp_path: Path
+) -> None:
     original = SUITE.read_bytes()
     copy = tmp_path / "chinook.yaml"
     copy.write_bytes(original)
@@ -229,11 +265,23 @@ def _expected_items(suite: EvalSuite, clarify: bool) -> int:
 
 
 @pytest.mark.parametrize("clarify", [False, True], ids=["default", "clarify"])
-def test_mode_plans_passes_every_item(suite: EvalSuite, demo: Path, tmp_path: Path, clarify: bool) -> None:
+def test_mode_plans_passes_every_item(
+    suite: EvalSuite, demo: Path, tmp_path: Path, clarify: bool
+) -> None:
     run_dir = tmp_path / "project"
     shutil.copytree(demo, run_dir)
-    args = [sys.executable, "-m", "pytest", "--nl2sql-suite", "evals/chinook.yaml", "--nl2sql-mode", "plans",
-            "-p", "no:cacheprovider", "-q"]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--nl2sql-suite",
+        "evals/chinook.yaml",
+        "--nl2sql-mode",
+        "plans",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+    ]
     if clarify:
         args.append("--nl2sql-clarify")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
@@ -242,4 +290,6 @@ def test_mode_plans_passes_every_item(suite: EvalSuite, demo: Path, tmp_path: Pa
     assert proc.returncode == 0, output[-4000:]
     want = _expected_items(suite, clarify)
     summary = [line for line in proc.stdout.splitlines() if line.strip()][-1]
-    assert re.fullmatch(rf"=* ?{want} passed in .*", summary), f"expected {want} passed, got: {summary}"
+    assert re.fullmatch(rf"=* ?{want} passed in .*", summary), (
+        f"expected {want} passed, got: {summary}"
+    )
