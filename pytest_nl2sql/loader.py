@@ -297,10 +297,14 @@ class _Parser:
             return version, (), match
         cases: list[EvalCase] = []
         seen: dict[str, int] = {}
-        for item in cases_node.value:
+        items = cases_node.value
+        keep_nodes = self.spans is not None
+        for i, item in enumerate(items):
             case = self.case(item, seen)
             if case is not None:
                 cases.append(case)
+            if not keep_nodes:
+                items[i] = None  # free each case's nodes once read: peak memory stays low
         self.case_id = None
         if self.strict:
             self.paraphrases(cases)

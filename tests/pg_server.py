@@ -64,9 +64,15 @@ class PgServer:
     maintenance_dbname: str = "postgres"
     template_dbname: str = "template1"
 
-    def url(self, dbname: str = "postgres", *, driver: str = "postgresql+psycopg") -> str:
-        """A SQLAlchemy URL of database ``dbname`` on this server."""
-        return f"{driver}://{self.user}@{self.host}:{self.port}/{quote(dbname, safe='')}"
+    def url(
+        self, dbname: str = "postgres", *, schema: str | None = None, driver: str = "postgresql+psycopg"
+    ) -> str:
+        """A SQLAlchemy URL of database ``dbname`` on this server; with ``schema``, sessions
+        opened through it see that schema's tables unqualified (their ``search_path``)."""
+        url = f"{driver}://{self.user}@{self.host}:{self.port}/{quote(dbname, safe='')}"
+        if schema is not None:
+            url += "?options=" + quote(f"-c search_path={schema}", safe="")
+        return url
 
     def dsn(self, dbname: str = "postgres") -> str:
         """A libpq connection string (for ``psycopg.connect``) of database ``dbname``."""

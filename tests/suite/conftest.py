@@ -6,6 +6,7 @@ Every test gets its own suite cache folder and the default size limit, so a deve
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,13 +23,7 @@ def _isolated_suite_env(
 
 
 @pytest.fixture
-def small_suite_text() -> str:
-    """A valid two-case suite in the writer's layout (the base of fuzzing and edits)."""
-    return (GOLDEN / "writer_layout.yaml").read_text(encoding="utf-8")
-
-
-@pytest.fixture
-def golden_copy(tmp_path: Path):
+def golden_copy(tmp_path: Path) -> Callable[[str], Path]:
     """Copy a golden file into ``tmp_path`` (bytes unchanged) and return the copy's path."""
 
     def copy(name: str) -> Path:

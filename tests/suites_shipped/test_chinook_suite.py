@@ -101,7 +101,8 @@ def test_the_suite_loads_and_covers_what_it_promises(suite: EvalSuite) -> None:
     admin_only = [
         c
         for c in answerable
-        if [o.value for o in c.outcome.values()] == ["allowed", "refused", "refused"]
+        if {r: o.value for r, o in c.outcome.items()}
+        == {"admin": "allowed", "analyst": "refused", "viewer": "refused"}
     ]
     assert len(admin_only) >= 3
     assert sum(1 for c in answerable if c.alt_sql) >= 2

@@ -1,0 +1,1 @@
+"""The Spider dev benchmark: converter, official-metric reimplementation, agreement runner."""

@@ -1,0 +1,350 @@
+"""The replay engine: answers from a file of precomputed predictions (``--nl2sql-predictions``).
+
+Research systems produce their SQL elsewhere; this engine scores it here. Each predicted
+query runs through exactly what every other query runs through -- the statement guard, the
+validator with the role's access policy, the read-only adapter -- so refusals and read-only
+hold for replayed SQL too. The file format is documented in docs/predictions.md:
+
+* JSONL: one object a line, ``{"id": CASE_ID, "sql": "...", "role": ..., "question": ...,
+  "datasource": ..., "cost_usd": ..., "latency_s": ...}`` (only ``id`` and ``sql`` required);
+* YAML: a list of the same maps, or ``{predictions: [...]}``.
+
+A prediction is found by case id (``answer_case``); the plugin's ``answer(question, role,
+llm)`` call names only the question, so the engine also keys predictions by question text --
+the ``question`` a prediction carries, or the question its case has in the project's
+``evals.yaml`` suites. A question shared by cases with different predictions is an error,
+never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from ..datasources import DatasourceRegistry, QueryError, StatementRefused, check_statement, introspect
+from ..errors import Nl2sqlError
+from ..yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
+from .protocol import Answer, RouteResult
+from .validator import REFUSAL_MESSAGE, validate_sql
+
+__all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
+
+_FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s")
+
+
+class PredictionsError(Nl2sqlError, pytest.UsageError):
+    """A predictions file that cannot be used; the message says where and what would be right."""
+
+
+@attrs.frozen(kw_only=True)
+class Prediction:
+    """One predicted query for one case (and optionally one role)."""
+
+    id: str
+    sql: str
+    role: str | None = None
+    question: str | None = None
+    datasource: str | None = None
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    where: str = attrs.field(default="", eq=False)
+
+
+def _number(value: Any, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise PredictionsError(f"{where}: {key} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _prediction(item: Any, where: str) -> Prediction:
+    if not isinstance(item, Mapping):
+        raise PredictionsError(f'{where}: a prediction is a map like {{"id": "case_1", "sql": "SELECT ..."}}, got {item!r:.80}')
+    unknown = [k for k in item if k not in _FIELDS]
+    if unknown:
+        raise PredictionsError(f"{where}: unknown key {unknown[0]!r} (a prediction may have {', '.join(_FIELDS)})")
+    for key in ("id", "sql"):
+        if key not in item:
+            raise PredictionsError(f"{where}: the prediction has no {key!r} (each needs 'id' and 'sql')")
+    texts: dict[str, str | None] = {}
+    for key in ("id", "sql", "role", "question", "datasource"):
+        value = item.get(key)
+        if value is None and key not in ("id", "sql"):
+            texts[key] = None
+            continue
+        if isinstance(value, (int,)) and not isinstance(value, bool) and key == "id":
+            value = str(value)
+        if not isinstance(value, str) or (key != "sql" and not value.strip()):
+            raise PredictionsError(f"{where}: {key} must be text, got {value!r:.80}")
+        texts[key] = value
+    return Prediction(
+        id=str(texts["id"]),
+        sql=str(texts["sql"]),
+        role=texts["role"],
+        question=texts["question"],
+        datasource=texts["datasource"],
+        cost_usd=_number(item.get("cost_usd", 0.0), "cost_usd", where),
+        latency_s=_number(item.get("latency_s", 0.0), "latency_s", where),
+        where=where,
+    )
+
+
+def _yaml_items(text: str, path: str) -> list[tuple[Any, str]]:
+    try:
+        node = compose(text)
+    except YamlSyntaxError as exc:
+        line = f":{exc.line}" if exc.line else ""
+        raise PredictionsError(f"{path}{line}: not valid YAML: {exc.message}") from None
+    if node is not None and type(node).__name__ == "MappingNode":
+        inner = [v for k, v in node.value if getattr(k, "value", None) == "predictions"]
+        if len(inner) == 1 and len(node.value) == 1:
+            node = inner[0]
+    if node is None or type(node).__name__ != "SequenceNode":
+        raise PredictionsError(f"{path}: a YAML predictions file is a list of predictions, or {{predictions: [...]}}")
+    out = []
+    for item in node.value:
+        where = f"{path}:{item.start_mark.line + 1}"
+        try:
+            out.append((to_python(item), where))
+        except BadScalar as exc:
+            raise PredictionsError(f"{where}: {exc}") from None
+    return out
+
+
+def _jsonl_items(text: str, path: str) -> list[tuple[Any, str]]:
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((json.loads(line), f"{path}:{number}"))
+        except json.JSONDecodeError as exc:
+            raise PredictionsError(f"{path}:{number}: not a JSON object ({exc.msg} at column {exc.colno}); JSONL is one object a line") from None
+    return out
+
+
+def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
+    """The predictions of a JSONL (``.jsonl``/``.json``) or YAML (``.yaml``/``.yml``) file.
+
+    Raises ``PredictionsError`` naming ``path:line`` for anything malformed, and for a case
+    id (with the same role) predicted twice.
+    """
+    shown = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PredictionsError(f"--nl2sql-predictions: no such file: {shown}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PredictionsError(f"{shown}: cannot read the predictions file: {exc}") from None
+    suffix = Path(path).suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        items = _yaml_items(text, shown)
+    elif suffix in (".jsonl", ".json", ".ndjson"):
+        items = _jsonl_items(text, shown)
+    else:
+        raise PredictionsError(f"{shown}: unknown predictions format {suffix or '(no extension)'!r}; name the file .jsonl or .yaml")
+    predictions = [_prediction(item, where) for item, where in items]
+    seen: dict[tuple[str, str | None], str] = {}
+    for p in predictions:
+        key = (p.id, p.role)
+        if key in seen:
+            role = f" for role {p.role!r}" if p.role else ""
+            raise PredictionsError(f"{p.where}: case {p.id!r}{role} is predicted twice (first at {seen[key]})")
+        seen[key] = p.where
+    return predictions
+
+
+def sqlite_string_fallback(sql: str, columns: Iterable[str]) -> str | None:
+    """``sql`` with SQLite's double-quoted strings made single-quoted, for validation only.
+
+    SQLite reads ``"JetBlue Airways"`` as a string when no column has that name (most of
+    Spider's gold SQL relies on it); sqlglot reads it as a column. A double-quoted, unqualified
+    name that is neither a column of the schema nor an alias of the query is made a string
+    literal here, exactly as SQLite does; nothing that names data changes. None: no change.
+    """
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except sqlglot.errors.SqlglotError:
+        return None
+    known = {c.lower() for c in columns}
+    known |= {a.alias.lower() for a in tree.find_all(exp.Alias)}
+    changed = False
+    for col in list(tree.find_all(exp.Column)):
+        ident = col.this
+        if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
+            continue
+        if ident.name.lower() in known:
+            continue
+        col.replace(exp.Literal.string(ident.name))
+        changed = True
+    return tree.sql(dialect="sqlite") if changed else None
+
+
+class ReplayEngine:
+    """An engine whose SQL comes from a predictions file; see the module docstring."""
+
+    refusal_message = REFUSAL_MESSAGE
+
+    def __init__(self, predictions: Iterable[Prediction], project: Any, *, registry: DatasourceRegistry | None = None) -> None:
+        self.project = project
+        self.registry = registry or DatasourceRegistry.from_config(project)
+        self._by_id: dict[str, dict[str | None, Prediction]] = {}
+        for p in predictions:
+            self._by_id.setdefault(p.id, {})[p.role] = p
+        self._questions: dict[str, set[str]] | None = None
+        self._case_datasources: dict[str, tuple[str, ...]] = {}
+        self._schemas: dict[str, dict[str, list[str]]] = {}
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], project: Any) -> ReplayEngine:
+        """The engine for ``--nl2sql-predictions PATH`` over the project's datasources."""
+        if project is None:
+            raise PredictionsError(
+                "--nl2sql-predictions needs the project's nl2sql.yaml (its datasources run the SQL): "
+                "pass --nl2sql-config or put nl2sql.yaml beside the suite"
+            )
+        return cls(read_predictions(path), project)
+
+    # -- finding a case's prediction ---------------------------------------------------
+    def _question_index(self) -> dict[str, set[str]]:
+        """question text -> case ids, from predictions' ``question`` and the evals.yaml suites."""
+        if self._questions is None:
+            index: dict[str, set[str]] = {}
+            for cid, by_role in self._by_id.items():
+                for p in by_role.values():
+                    if p.question:
+                        index.setdefault(p.question.strip(), set()).add(cid)
+            from ..loader import load_suite
+
+            for suite_path in getattr(self.project, "evals_suites", ()) or ():
+                try:
+                    suite = load_suite(suite_path, strict=False)
+                except Exception:  # noqa: BLE001 - a broken suite is reported by collection
+                    continue
+                for case in suite.cases:
+                    index.setdefault(case.question.strip(), set()).add(case.id)
+                    self._case_datasources.setdefault(case.id, tuple(case.datasources))
+            self._questions = index
+        return self._questions
+
+    def prediction(self, case_id: str, role: str | None) -> Prediction | None:
+        """The prediction for ``case_id``: the one for ``role`` if given, else the role-less one."""
+        by_role = self._by_id.get(case_id, {})
+        return by_role.get(role) or by_role.get(None)
+
+    def _case_for(self, question: str) -> str | Answer:
+        ids = sorted(self._question_index().get(question.strip(), ()))
+        if not ids:
+            return Answer(
+                status="error",
+                error=f"no prediction for the question {question!r:.120}: predictions are found by case id; "
+                "give each prediction its case's 'question', or list the suite in evals.yaml",
+            )
+        predicted = [i for i in ids if i in self._by_id]
+        if len(ids) > 1 and len({self._by_id[i][next(iter(self._by_id[i]))].sql for i in predicted}) > 1:
+            return Answer(
+                status="error",
+                error=f"cases {', '.join(ids)} share the question {question!r:.80} and have different "
+                "predictions; make questions unique per suite",
+            )
+        return (predicted or ids)[0]
+
+    # -- the protocol -------------------------------------------------------------------
+    def route(self, question: str, role: str) -> RouteResult:
+        """The datasource the question's prediction (or case) names; empty when unknown."""
+        found = self._case_for(question)
+        if isinstance(found, Answer):
+            return RouteResult()
+        ds = self._datasource(found, self.prediction(found, role), ())
+        return RouteResult(ranked=((ds, 1.0),), shortlist=(ds,)) if ds else RouteResult()
+
+    def answer(self, question: str, role: str, llm: Any = None) -> Answer:
+        """Answer by replaying the prediction of the case whose question this is."""
+        found = self._case_for(question)
+        if isinstance(found, Answer):
+            return found
+        return self._replay(found, role, ())
+
+    def answer_case(self, case: Any, role: str, llm: Any = None) -> Answer:
+        """Answer ``case`` (an ``EvalCase``) by id -- what the plugin calls when it can."""
+        return self._replay(case.id, role, tuple(case.datasources))
+
+    def _datasource(self, case_id: str, p: Prediction | None, case_datasources: tuple[str, ...]) -> str | None:
+        if p is not None and p.datasource:
+            return p.datasource
+        known = case_datasources or self._case_datasources.get(case_id, ())
+        if known:
+            return known[0]
+        names = self.registry.names()
+        return names[0] if len(names) == 1 else None
+
+    def _schema(self, datasource: str) -> dict[str, list[str]]:
+        if datasource not in self._schemas:
+            info = introspect(self.registry.get(datasource))
+            self._schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
+        return self._schemas[datasource]
+
+    def _replay(self, case_id: str, role: str, case_datasources: tuple[str, ...]) -> Answer:
+        started = time.perf_counter()
+        p = self.prediction(case_id, role)
+        if p is None:
+            return Answer(status="error", error=f"no prediction for case {case_id}", message=f"no prediction for case {case_id}")
+        cost, latency = p.cost_usd, p.latency_s
+
+        def done(**kw: Any) -> Answer:
+            return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=p.sql, **kw)
+
+        try:
+            policy = self.project.role(role)
+        except KeyError as exc:
+            return done(status="error", error=str(exc.args[0] if exc.args else exc))
+        ds = self._datasource(case_id, p, case_datasources)
+        if ds is None or ds not in self.registry:
+            names = ", ".join(self.registry.names())
+            what = f"names the unknown datasource {ds!r}" if ds else "names no datasource"
+            return done(status="error", error=f"the prediction for case {case_id} ({p.where}) {what}; add \"datasource\": one of {names}")
+        if not policy.allows_datasource(ds):
+            return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
+        adapter = self.registry.get(ds)
+        try:
+            check_statement(p.sql, adapter.dialect)
+        except StatementRefused as refusal:
+            return done(status="error", error=f"statement refused: {refusal.reason}", message=refusal.reason, datasources=(ds,))
+        try:
+            schema = self._schema(ds)
+        except QueryError as exc:
+            return done(status="error", error=f"{exc.kind}: {exc.message}", message=exc.message, datasources=(ds,))
+        check = validate_sql(p.sql, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
+        if check.status == "unknown_reference" and adapter.dialect == "sqlite":
+            fixed = sqlite_string_fallback(p.sql, (c for cols in schema.values() for c in cols))
+            if fixed is not None:
+                check = validate_sql(fixed, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
+        if check.status == "refused":
+            return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
+        if not check.ok:
+            return done(status="error", error=f"{check.status}: {check.message}", message=check.message, datasources=(ds,))
+        try:
+            res = adapter.execute(p.sql)
+        except QueryError as exc:
+            return done(status="error", error=f"{exc.kind}: {exc.message}", message=exc.message, datasources=(ds,))
+        return done(
+            status="ok",
+            datasources=(ds,),
+            columns=res.columns,
+            rows=res.rows,
+            truncated=res.truncated,
+            retrieved_tables=tuple(sorted(check.tables)),
+            retrieved_columns=tuple(sorted(check.columns)),
+        )
+
+    def close(self) -> None:
+        self.registry.close()
