@@ -28,7 +28,15 @@ from typing import Any
 from .errors import Problem, SuiteError
 from .loader import load_text, parse_suite
 from .model import EvalSuite
-from .writer import _content_end, _data_block, _Edits, _newline, format_text, write_atomic
+from .writer import (
+    _content_end,
+    _data_block,
+    _Edits,
+    _line_end,
+    _newline,
+    format_text,
+    write_atomic,
+)
 from .yamlnodes import MappingNode, ScalarNode, SequenceNode, YamlSyntaxError, compose, to_python
 
 __all__ = ["RENAMES", "load_legacy", "load_legacy_plans", "migrate", "migrate_text"]
@@ -103,7 +111,8 @@ def migrate_text(text: str, plans: Mapping[str, Any] | None = None, path: str = 
             plan = plans.pop(case_id)
             pad = " " * indent
             lines = [f"{pad}plan:", *_data_block(plan, pad + "  ")]
-            edits.add(last_end, last_end, nl + nl.join(lines))
+            at = _line_end(text, last_end)  # after a trailing comment on the last line, not before it
+            edits.add(at, at, nl + nl.join(lines))
     if plans:
         raise SuiteError(
             [Problem(path, 0, 0, f"plans for unknown case ids: {', '.join(sorted(plans))}")]

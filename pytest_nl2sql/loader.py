@@ -38,6 +38,7 @@ from .yamlnodes import (
     ScalarNode,
     SequenceNode,
     YamlSyntaxError,
+    check_tag,
     compose,
     scalar_value,
     to_python,
@@ -136,7 +137,8 @@ class _Parser:
                 return None
             if isinstance(value, str):
                 if not value.strip():
-                    self.err(node, f"{field} is empty (write the {field}, or leave the key out)")
+                    hint = "it is required" if field in REQUIRED else f"write the {field}, or leave the key out"
+                    self.err(node, f"{field} is empty ({hint})")
                     return None
                 return value
             shown = "null" if value is None else repr(value)
@@ -172,8 +174,14 @@ class _Parser:
 
     def enum(self, node: Any, field: str, enum_cls: Any) -> Any:
         choices = tuple(e.value for e in enum_cls)
-        value = node.value if type(node) is ScalarNode else None
-        if isinstance(value, str) and value in choices and node.ctag is not None:
+        value = None
+        if type(node) is ScalarNode:
+            try:
+                value = scalar_value(node)
+            except BadScalar as exc:
+                self.err(node, f"{field}: {exc}")
+                return None
+        if isinstance(value, str) and value in choices:
             return enum_cls(value)
         got = repr(value) if value is not None else f"a {_kind(node)}"
         self.err(node, f"{field} must be one of {', '.join(choices)}, got {got}")
@@ -202,6 +210,12 @@ class _Parser:
         for n, item in enumerate(node.value, 1):
             if type(item) is not MappingNode:
                 self.err(item, f"{field}: row {n} must be a {{column: value}} map, got {_shown(item)}")
+                ok = False
+                continue
+            try:
+                check_tag(item)
+            except BadScalar as exc:
+                self.err(item, f"{field}: row {n}: {exc}")
                 ok = False
                 continue
             row: dict[str, Any] = {}
@@ -272,7 +286,8 @@ class _Parser:
         for k, v in root.value:
             key = k.value if type(k) is ScalarNode else None
             if key not in TOP_KEYS:
-                self.err(k, f"unknown top-level key {key!r}: {_nearest(str(key), TOP_KEYS)}")
+                shown = repr(key) if key is not None else _shown(k)
+                self.err(k, f"unknown top-level key {shown}: {_nearest(str(key), TOP_KEYS)}")
             elif key in fields:
                 self.err(k, f"duplicate key {key!r}")
             else:
@@ -315,6 +330,11 @@ class _Parser:
         if type(node) is not MappingNode:
             self.err(node, f"a case must be a map (id, question, ...), got {_shown(node)}")
             return None
+        try:
+            check_tag(node)
+        except BadScalar as exc:
+            self.err(node, f"case: {exc}")
+            return None
         raw: dict[str, Any] = {}
         keys: dict[str, Any] = {}
         for k, v in node.value:
@@ -342,7 +362,8 @@ class _Parser:
         self.case_id = case_id
         ok = case_id is not None
         for k, key in raw.pop("__unknown__", ()):
-            self.err(k, f"unknown key {key!r}: {_nearest(str(key), CASE_KEYS)}")
+            shown = repr(key) if key is not None else _shown(k)
+            self.err(k, f"unknown key {shown}: {_nearest(str(key), CASE_KEYS)}")
             ok = False
         for k in raw.pop("__dupes__", ()):
             self.err(k, f"duplicate key {k.value!r}")
@@ -383,6 +404,11 @@ class _Parser:
     def field(self, key: str, v: Any) -> Any:
         before = len(self.problems)
         value: Any
+        try:
+            check_tag(v)
+        except BadScalar as exc:
+            self.err(v, f"{key}: {exc}")
+            return _BAD
         if key == "question":
             value = self.text(v, key)
         elif key == "datasources":
@@ -412,7 +438,8 @@ class _Parser:
                 for item, col in zip(v.value, value, strict=False):
                     table, _, column = col.rpartition(".")
                     if not table or not column:
-                        self.err(item, f"column {col!r} must be written Table.Column, e.g. Customer.{col}")
+                        example = f"{table or 'Table'}.{column or 'Column'}"
+                        self.err(item, f"column {col!r} must be written Table.Column, e.g. {example}")
         elif key == "order_matters":
             value = self.boolean(v, key)
         elif key == "sql":
@@ -615,6 +642,14 @@ def parse_suite(
     return EvalSuite(path=path, cases=cases, version=version, match=match, sha256=sha256)
 
 
+def _size(n: int) -> str:
+    if n >= 2**20:
+        return f"{n / 2**20:.1f} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n} bytes"
+
+
 def max_suite_bytes() -> int:
     value = os.environ.get("NL2SQL_MAX_SUITE_BYTES")
     return int(value) if value and value.isdigit() else MAX_SUITE_BYTES
@@ -632,8 +667,8 @@ def read_suite_bytes(path: str | os.PathLike[str]) -> bytes:
                         shown,
                         0,
                         0,
-                        f"file is {size / 2**20:.1f} MiB, over the {max_suite_bytes() / 2**20:.0f} MiB "
-                        "limit for one suite (split it into several suites)",
+                        f"file is {_size(size)}, over the {_size(max_suite_bytes())} limit for one suite "
+                        "(split it into several suites, or raise NL2SQL_MAX_SUITE_BYTES)",
                     )
                 ]
             )

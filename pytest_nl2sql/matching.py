@@ -132,15 +132,19 @@ def _alignments(gold_cols: tuple[str, ...], pred_cols: tuple[str, ...], gold: li
         except ValueError:
             return
         return
+    tried: set[tuple[int, ...]] = set()
     if n == m:
+        tried.add(identity)
         yield identity
     by_name = {c.lower(): j for j, c in enumerate(pred_cols)}
     named = tuple(by_name.get(c.lower(), -1) for c in gold_cols)
-    if -1 not in named and len(set(named)) == n and named != identity:
+    if -1 not in named and len(set(named)) == n and named not in tried:
+        tried.add(named)
         yield named
-    # a column's values (as a multiset, numbers rounded) must match for it to be a candidate
+    # a column's values (as a multiset over all rows, floats rounded) must match for it to be
+    # a candidate; a gold column no answer column matches keeps every column as a candidate
     def signature(rows: list[tuple], j: int) -> Counter:
-        return Counter(round(v, 4) if isinstance(v, float) else v for v in (r[j] for r in rows[:2000]))
+        return Counter(round(v, 4) if isinstance(v, float) else v for v in (r[j] for r in rows))
 
     if not gold or not pred:
         if n <= m:
@@ -151,7 +155,7 @@ def _alignments(gold_cols: tuple[str, ...], pred_cols: tuple[str, ...], gold: li
     options = [[j for j in range(m) if psig[j] == gsig[i]] or list(range(m)) for i in range(n)]
     count = 0
     for combo in itertools.product(*options):
-        if len(set(combo)) != n or combo in (identity, named):
+        if len(set(combo)) != n or combo in tried:
             continue
         yield combo
         count += 1
@@ -196,7 +200,9 @@ def match_rows(
         if not tried:
             first_missing, first_unexpected, tried = missing, unexpected, True
     if not tried:
-        return MatchResult(False, f"no column of the answer {list(pred_cols)} matches the gold columns {list(gold_cols)} by name")
+        if rule.column_names == "require":
+            return MatchResult(False, f"no column of the answer {list(pred_cols)} matches the gold columns {list(gold_cols)} by name")
+        return MatchResult(False, f"no arrangement of the answer's columns {list(pred_cols)} matches the gold columns {list(gold_cols)}")
     what = "rows differ"
     if len(gold_rows) != len(pred):
         what = f"{len(pred)} rows, the gold has {len(gold_rows)}"

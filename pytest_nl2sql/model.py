@@ -82,6 +82,14 @@ def _tuple(value: Any) -> tuple:
     return tuple(value) if value is not None else ()
 
 
+def _rows(value: Any) -> tuple[Row, ...] | None:
+    return None if value is None else tuple(dict(r) for r in value)
+
+
+def _alt_rows(value: Any) -> tuple[tuple[Row, ...], ...]:
+    return tuple(tuple(dict(r) for r in rows) for rows in value or ())
+
+
 @attrs.frozen(kw_only=True)
 class EvalCase:
     """One reviewed question and what each role should get for it."""
@@ -100,9 +108,9 @@ class EvalCase:
     columns: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     order_matters: bool = False
     sql: str | None = None
-    rows: tuple[Row, ...] | None = None
+    rows: tuple[Row, ...] | None = attrs.field(default=None, converter=_rows)
     alt_sql: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    alt_rows: tuple[tuple[Row, ...], ...] = attrs.field(default=(), converter=_tuple)
+    alt_rows: tuple[tuple[Row, ...], ...] = attrs.field(default=(), converter=_alt_rows)
     plan: Mapping[str, Any] | None = None
     match: Mapping[str, Any] | None = None
     location: Location | None = attrs.field(default=None, eq=False, repr=False)

@@ -37,7 +37,7 @@ __all__ = ["KINDS", "noun_plural", "noun_singular", "seed", "words", "write_draf
 #: The kinds of question drafted, each also a tag on its drafts (after ``seeded``).
 KINDS = ("count", "top-n", "join", "distinct", "date-range", "filter", "aggregate")
 
-_ACRONYMS = {"id": "ID", "sla": "SLA", "os": "OS", "url": "URL", "ip": "IP", "sku": "SKU", "api": "API"}
+_ACRONYMS = {"id": "ID", "sla": "SLA", "os": "operating system", "url": "URL", "ip": "IP", "sku": "SKU", "api": "API"}
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Words that SQL engines reserve; identifiers spelled like them are quoted.
 _RESERVED = frozenset(
@@ -49,9 +49,26 @@ _RESERVED = frozenset(
     values when where window with""".split()
 )
 _PLAIN_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_INTRANSITIVE = frozenset({"occurred", "happened", "started", "ended", "began", "arrived", "converted"})
+#: Verbs that take no object ("the event occurred"), with their base form for "when did ...".
+_INTRANSITIVE = {
+    "occurred": "occur",
+    "happened": "happen",
+    "started": "start",
+    "ended": "end",
+    "began": "begin",
+    "arrived": "arrive",
+    "converted": "convert",
+}
 _PARTICIPLES = frozenset({"seen", "begun", "done", "sent", "paid", "made", "held", "sold", "bought", "given", "run"})
 MAX_GROUPS = 30  # a column with more distinct values is not treated as a category
+
+
+def article(phrase: str) -> str:
+    """``a``/``an`` for a phrase, by its first sound (``an invoice``, ``an SLA``, ``a team``)."""
+    first = phrase.split(" ", 1)[0]
+    if first.isupper() and len(first) > 1:
+        return "an" if first[0] in "AEFHILMNORSX" else "a"
+    return "an" if first[:1].lower() in "aeiou" else "a"
 
 
 # -- words ---------------------------------------------------------------------------------
@@ -69,7 +86,12 @@ def _is_plural(word: str) -> bool:
 
 
 def noun_plural(phrase: str) -> str:
-    """Pluralise a phrase's last word (``invoice line`` -> ``invoice lines``, ``category`` -> ``categories``)."""
+    """Pluralise a phrase's noun (``invoice line`` -> ``invoice lines``, ``category`` ->
+    ``categories``, ``second on page`` -> ``seconds on page``)."""
+    for prep in (" of ", " on ", " per ", " in "):
+        if prep in phrase:
+            noun, _, rest = phrase.partition(prep)
+            return f"{noun_plural(noun)}{prep}{rest}"
     head, _, last = phrase.rpartition(" ")
     low = last.lower()
     if last.isupper():
@@ -146,7 +168,7 @@ class _Seeder:
         self.rng = rng
         self.schema = introspect(adapter)
         self.tables = [t for t in self.schema.tables.values() if t.kind == "table" and t.columns]
-        self._distinct: dict[tuple[str, str], int | None] = {}
+        self._distinct: dict[tuple[str, str], tuple[int, int] | None] = {}
         self._span: dict[tuple[str, str], tuple[int, int] | None] = {}
 
     # -- SQL text
@@ -169,11 +191,13 @@ class _Seeder:
         return result.rows[0] if result.rows else None
 
     # -- what the data looks like (asked lazily, cached)
-    def distinct_count(self, table: TableInfo, column: ColumnInfo) -> int | None:
+    def distinct_count(self, table: TableInfo, column: ColumnInfo) -> tuple[int, int] | None:
+        """(distinct values, non-null values) of a column."""
         key = (table.name, column.name)
         if key not in self._distinct:
-            row = self._scalar(f"SELECT COUNT(DISTINCT {self.q(column.name)}) FROM {self.q(table.name)}")
-            self._distinct[key] = row[0] if row else None
+            c = self.q(column.name)
+            row = self._scalar(f"SELECT COUNT(DISTINCT {c}), COUNT({c}) FROM {self.q(table.name)}")
+            self._distinct[key] = (row[0], row[1]) if row else None
         return self._distinct[key]
 
     def year_span(self, table: TableInfo, column: ColumnInfo) -> tuple[int, int] | None:
@@ -196,8 +220,9 @@ class _Seeder:
         for column in table.columns:
             if _kind_of(column) != "text" or column.primary_key or column.name in fks:
                 continue
-            n = self.distinct_count(table, column)
-            if n is not None and 2 <= n <= MAX_GROUPS:
+            counts = self.distinct_count(table, column)
+            # a category groups rows: few values, each shared by two rows or more on average
+            if counts is not None and 2 <= counts[0] <= MAX_GROUPS and counts[0] * 2 <= counts[1]:
                 out.append(column)
         return out
 
@@ -251,7 +276,7 @@ class _Names:
     def of(cls, table: TableInfo) -> _Names:
         w = words(table.name)
         singular = noun_singular(w) if _is_plural(w.rpartition(" ")[2]) else w
-        return cls(plural=noun_plural(w), singular=singular, count_alias=_snake(singular) + "_count")
+        return cls(plural=noun_plural(singular), singular=singular, count_alias=_snake(singular) + "_count")
 
 
 def _col(table: TableInfo, *columns: ColumnInfo | str) -> tuple[str, ...]:
@@ -303,7 +328,7 @@ def _gen_top_n(s: _Seeder) -> Iterator[_Candidate]:
         names = _Names.of(table)
         for column in s.shuffled(s.categories(table)):
             groups = noun_plural(words(column.name))
-            n = 3 if (s.distinct_count(table, column) or 0) <= 6 else 5
+            n = 3 if (s.distinct_count(table, column) or (0, 0))[0] <= 6 else 5
             yield _Candidate(
                 "top-n",
                 f"Which {n} {groups} have the most {names.plural} (ties included)?",
@@ -336,7 +361,7 @@ def _gen_join(s: _Seeder) -> Iterator[_Candidate]:
         if fk_words.lower() in (pn.singular.lower(), words(parent.name).lower()):
             each = f"each {pn.singular}"
         else:
-            each = f"each {fk_words} (a {pn.singular})"
+            each = f"each {fk_words} ({article(pn.singular)} {pn.singular})"
         keys = [*parent.primary_key] or [labels[0].name]
         group = ", ".join(f"p.{s.q(k)}" for k in dict.fromkeys([*keys, *(c.name for c in labels)]))
         join = (
@@ -357,7 +382,7 @@ def _gen_join(s: _Seeder) -> Iterator[_Candidate]:
             total = _rounded(s, "SUM", f"c.{s.q(measure.name)}", measure)
             yield _Candidate(
                 "join",
-                f"What is the total {words(measure.name)} of the {cn.plural} for {each}?",
+                f"What do the {noun_plural(words(measure.name))} of the {cn.plural} add up to for {each}?",
                 f"SELECT {group}, {total} AS {alias}\n{join}\nGROUP BY {group}\nORDER BY {group}",
                 (parent.name, child.name), cols + _col(child, measure), tags=("aggregation",),
             )
@@ -405,7 +430,12 @@ def _gen_date_range(s: _Seeder) -> Iterator[_Candidate]:
             stem = words(re.sub(r"_?(?:at|on|At|On)$", "", column.name))
             if phrase is not None:
                 verb, transitive = phrase
-                first = f"When was the first {names.singular} {verb}, and when was the last?"
+                if transitive:
+                    first = f"When was the first {names.singular} {verb}, and when was the last?"
+                else:
+                    *lead, last = verb.split(" ")
+                    base = " ".join([*lead, _INTRANSITIVE[last]])
+                    first = f"When did the first {names.singular} {base}, and when did the last?"
                 per_year = f"How many {names.plural} {'were ' if transitive else ''}{verb} in each year?"
             else:
                 what = noun_plural(stem if stem.endswith(("date", "time")) else f"{stem} time")
@@ -428,7 +458,8 @@ def _gen_date_range(s: _Seeder) -> Iterator[_Candidate]:
                 verb, transitive = phrase
                 question = f"How many {names.plural} {'were ' if transitive else ''}{verb} in {year}?"
             else:
-                question = f"How many {names.plural} have a {noun_singular(what)} in {year}?"
+                noun = noun_singular(what)
+                question = f"How many {names.plural} have {article(noun)} {noun} in {year}?"
             yield _Candidate(
                 "date-range", question,
                 f"SELECT COUNT(*) AS {names.count_alias}\nFROM {t}\n"
@@ -457,6 +488,7 @@ def _gen_filter(s: _Seeder) -> Iterator[_Candidate]:
             labels = [lab for lab in s.label(table) if lab.name != column.name]
             if labels and table.primary_key:
                 shown = " and ".join(words(lab.name) for lab in labels)
+                shown = noun_plural(shown) if len(labels) == 1 else shown
                 select = ", ".join(s.q(k) for k in dict.fromkeys([*table.primary_key, *(lab.name for lab in labels)]))
                 yield _Candidate(
                     "filter", f'List the {shown} of the {names.plural} whose {w} is "{value}".',

@@ -61,12 +61,13 @@ class RowsUpdate:
 
 # -- scalars ---------------------------------------------------------------------------
 
-_PLAIN = re.compile(r"[^\W\d_][\w .\-/()+'&$%@=;!?~^<>|]*\Z|[\w][\w .\-/()+'$%@=;!?~^<>|]*\Z")
+_PLAIN = re.compile(r"\w[\w .\-/()+'&$%@=;!~^<>|]*\Z")
 # Plain words that other YAML readers (YAML 1.1: yes/no/on/off, dates) would not read as text.
 _YAML11 = re.compile(
     r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|[0-9][0-9_:.eE+\-]*|\.[0-9].*|[<=]+)\Z"
 )
-_ESCAPE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# everything but printable characters, and the line separators libyaml folds (U+2028/9)
+_ESCAPE = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 
 
 def _escape_char(m: re.Match[str]) -> str:
@@ -296,10 +297,23 @@ def _edit_value(
     edits.add(anchor, anchor, f"{nl}{pad}{key}:{nl}" + nl.join(lines))
 
 
+def _same(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> bool:
+    """Equal rows, with equal value types (1, 1.0 and True are different values in a file)."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new, strict=True):
+        if list(a.items()) != [(k, normalize_value(v)) for k, v in b.items()]:
+            return False
+        if any(type(x) is not type(normalize_value(y)) for x, y in zip(a.values(), b.values(), strict=True)):
+            return False
+    return True
+
+
 def apply_rows(text: str, updates: Mapping[str, RowsUpdate], path: str = "<suite>") -> str:
     """Return ``text`` with the given cases' rows replaced (pure; see ``update_rows``)."""
     spans: dict[str, CaseSpans] = {}
-    parse_suite(text, path, strict=False, spans=spans)
+    suite = parse_suite(text, path, strict=False, spans=spans)
+    current = {c.id: c for c in suite.cases}
     missing = [cid for cid in updates if cid not in spans]
     if missing:
         raise SuiteError([Problem(path, 0, 0, f"no case {cid!r} in this suite") for cid in missing])
@@ -308,8 +322,17 @@ def apply_rows(text: str, updates: Mapping[str, RowsUpdate], path: str = "<suite
     for cid, update in updates.items():
         nodes = spans[cid].nodes
         rows = [dict(r) for r in update.rows]
-        _edit_value(edits, text, nodes, spans[cid], "rows", rows, ("sql", "order_matters", "columns"), nl)
-        if update.alt_rows is not None and (update.alt_rows or "alt_rows" in nodes):
+        case = current[cid]
+        same_rows = case.rows is not None and _same(case.rows, rows)
+        same_alts = update.alt_rows is None or (
+            len(case.alt_rows) == len(update.alt_rows)
+            and all(_same(a, b) for a, b in zip(case.alt_rows, update.alt_rows, strict=True))
+        )
+        if same_rows and same_alts:
+            continue  # nothing to write: the text (and its comments) stays as it is
+        if not same_rows:
+            _edit_value(edits, text, nodes, spans[cid], "rows", rows, ("sql", "order_matters", "columns"), nl)
+        if not same_alts and update.alt_rows is not None and (update.alt_rows or "alt_rows" in nodes):
             alts = [[dict(r) for r in rs] for rs in update.alt_rows]
             _edit_value(edits, text, nodes, spans[cid], "alt_rows", alts, ("alt_sql", "rows", "sql"), nl)
     return edits.apply(text)
@@ -327,7 +350,9 @@ def update_rows(path: str | os.PathLike[str], updates: Mapping[str, RowsUpdate])
         new = apply_rows(text, updates, str(path))
         if new == text:
             return False
-        write_atomic(path, new)
+        with open(path, "rb") as fh:
+            bom = fh.read(3) == b"\xef\xbb\xbf"
+        write_atomic(path, ("\ufeff" if bom else "") + new)
         return True
 
 
@@ -449,7 +474,8 @@ def dump_suite(cases: Iterable[EvalCase], header: str = "", match: Mapping[str, 
     """A whole new suite file as text."""
     lines: list[str] = []
     if header:
-        for line in header.rstrip("\n").split("\n"):
+        for line in header.strip("\r\n").splitlines():
+            line = _ESCAPE.sub("", line)
             lines.append(line if line.startswith("#") else f"# {line}".rstrip())
     lines.append("version: 1")
     if match:

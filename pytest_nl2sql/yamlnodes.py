@@ -33,8 +33,10 @@ __all__ = [
     "to_python",
 ]
 
-#: Deepest nesting a suite may use (a real one needs about six levels).
-MAX_DEPTH = 100
+#: Deepest flow nesting ([ and {) a suite may use (a real one needs about six levels).
+MAX_DEPTH = 200
+#: Longest run of indentation/dashes at a line start (bounds block nesting; SQL may indent).
+MAX_INDENT = 2000
 
 _P = "tag:yaml.org,2002:"
 T_STR = Tag(suffix=_P + "str")
@@ -113,7 +115,7 @@ class _Composer(CParser):
 
 
 _BRACKETS = re.compile(r"[\[\]{}]")
-_DEEP_BLOCK = re.compile(r"^[ \t\-?:]{" + str(MAX_DEPTH) + ",}", re.M)
+_DEEP_BLOCK = re.compile(r"^[ \t\-?:]{" + str(MAX_INDENT) + ",}", re.M)
 
 
 def _check_depth(text: str) -> None:
@@ -121,7 +123,7 @@ def _check_depth(text: str) -> None:
     if m:
         line = text.count("\n", 0, m.start()) + 1
         raise YamlSyntaxError(
-            f"nesting deeper than {MAX_DEPTH} levels (a suite needs about six)", line, 1
+            f"a line starts with over {MAX_INDENT} spaces or dashes (nesting far deeper than a suite needs)", line, 1
         )
     if text.count("[") + text.count("{") < MAX_DEPTH:
         return
@@ -152,6 +154,15 @@ def compose(text: str) -> Any:
         what = exc.problem or exc.context or "invalid YAML"
         if exc.context and exc.problem:
             what = f"{exc.context}, {exc.problem}"
+        if exc.context_mark is not None and "quoted scalar" in (exc.context or ""):
+            mark = exc.context_mark  # where the unclosed quote opens, not the end of the file
+            what += " (an unclosed quote starts here)"
+        if mark is not None:
+            start = 0
+            for _ in range(mark.line):
+                start = text.find("\n", start) + 1
+            if "\t" in text[start : start + mark.column + 1]:
+                what += " (tabs are not allowed for indentation: use spaces)"
         if mark is None:
             raise YamlSyntaxError(f"YAML syntax error: {what}") from None
         raise YamlSyntaxError(f"YAML syntax error: {what}", mark.line + 1, mark.column + 1) from None
@@ -205,6 +216,23 @@ class BadScalar(ValueError):
 
 def scalar_value(node: ScalarNode) -> Any:
     """The Python value of a scalar node (str, int, float, bool or None)."""
+    try:
+        return _scalar_value(node)
+    except BadScalar:
+        raise
+    except ValueError as exc:  # e.g. '0x_', '._', an int longer than Python converts
+        raise BadScalar(f"{node.value[:40]!r} is not a valid number ({exc})") from None
+
+
+def check_tag(node: Any) -> None:
+    """Refuse explicit tags on collections (``!!set [..]``, ``!!python/object {..}``)."""
+    if type(node) is SequenceNode and node.ctag is not T_SEQ or type(node) is MappingNode and node.ctag is not T_MAP:
+        tag = str(node.ctag)
+        if tag not in (_P + "seq", _P + "map"):
+            raise BadScalar(f"unsupported tag {tag!r} (suites use plain YAML values)")
+
+
+def _scalar_value(node: ScalarNode) -> Any:
     tag = node.ctag
     value = node.value
     if tag is T_STR:
@@ -264,6 +292,7 @@ def to_python(node: Any) -> Any:
     """Plain Python data for a node (used for free-form values such as ``plan``)."""
     if isinstance(node, ScalarNode):
         return scalar_value(node)
+    check_tag(node)
     if isinstance(node, SequenceNode):
         return [to_python(n) for n in node.value]
     out: dict[Any, Any] = {}

@@ -49,6 +49,7 @@ _SETTINGS = (
     "full_page_writes=off",
 )
 _START_TIMEOUT_S = 60
+_START_ATTEMPTS = 3  # a free port can be taken by another process before the server binds it
 
 
 @attrs.frozen
@@ -65,7 +66,11 @@ class PgServer:
     template_dbname: str = "template1"
 
     def url(
-        self, dbname: str = "postgres", *, schema: str | None = None, driver: str = "postgresql+psycopg"
+        self,
+        dbname: str = "postgres",
+        *,
+        schema: str | None = None,
+        driver: str = "postgresql+psycopg",
     ) -> str:
         """A SQLAlchemy URL of database ``dbname`` on this server; with ``schema``, sessions
         opened through it see that schema's tables unqualified (their ``search_path``)."""
@@ -128,14 +133,12 @@ def running_server(*, prefix: str = "nl2sql-pg-") -> Iterator[PgServer]:
     if reason is not None:
         raise RuntimeError(f"cannot start PostgreSQL: {reason}")
     folder = Path(tempfile.mkdtemp(prefix=prefix, dir=_parent_folder()))
-    as_other = _as_root()
-    if as_other:
+    if _as_root():
         import pwd
 
         account = pwd.getpwnam(PG_USER)
         os.chown(folder, account.pw_uid, account.pw_gid)
     data = folder / "data"
-    started = False
     try:
         _run(
             folder,
@@ -150,26 +153,10 @@ def running_server(*, prefix: str = "nl2sql-pg-") -> Iterator[PgServer]:
             "-E",
             "UTF8",
         )
-        port = _free_port()
-        options = f"-p {port} -k {folder} " + " ".join(f"-c {s}" for s in _SETTINGS)
-        _run(
-            folder,
-            "pg_ctl",
-            "start",
-            "-D",
-            str(data),
-            "-w",
-            "-t",
-            str(_START_TIMEOUT_S),
-            "-l",
-            str(folder / "server.log"),
-            "-o",
-            options,
-        )
-        started = True
+        port = _start(folder, data)
         yield PgServer(host="127.0.0.1", port=port, folder=folder)
     finally:
-        if started:
+        if (data / "postmaster.pid").exists():  # started, or half-started by a failed attempt
             with contextlib.suppress(Exception):
                 _run(folder, "pg_ctl", "stop", "-D", str(data), "-m", "immediate", "-w")
         shutil.rmtree(folder, ignore_errors=True)
@@ -223,15 +210,41 @@ def _enterable_by_others(path: Path) -> bool:
         resolved = path.resolve(strict=True)
     except OSError:
         return False
-    return all(
-        os.stat(folder).st_mode & stat.S_IXOTH for folder in (resolved, *resolved.parents)
-    )
+    return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in (resolved, *resolved.parents))
 
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def _start(folder: Path, data: Path) -> int:
+    """Start the server on a free port (another one if that was taken meanwhile); its port."""
+    for attempt in range(1, _START_ATTEMPTS + 1):
+        port = _free_port()
+        options = f"-p {port} -k {folder} " + " ".join(f"-c {s}" for s in _SETTINGS)
+        try:
+            _run(
+                folder,
+                "pg_ctl",
+                "start",
+                "-D",
+                str(data),
+                "-w",
+                "-t",
+                str(_START_TIMEOUT_S),
+                "-l",
+                str(folder / "server.log"),
+                "-o",
+                options,
+            )
+        except RuntimeError:
+            if attempt == _START_ATTEMPTS:
+                raise
+            continue
+        return port
+    raise AssertionError("unreachable")
 
 
 def _run(folder: Path, program: str, *args: str) -> None:

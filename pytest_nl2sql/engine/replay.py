@@ -31,7 +31,13 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from ..datasources import DatasourceRegistry, QueryError, StatementRefused, check_statement, introspect
+from ..datasources import (
+    DatasourceRegistry,
+    QueryError,
+    StatementRefused,
+    check_statement,
+    introspect,
+)
 from ..errors import Nl2sqlError
 from ..yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
 from .protocol import Answer, RouteResult

@@ -163,12 +163,8 @@ def test_rewriting_the_rows_a_file_holds(name: str) -> None:
     suite = parse_suite(text, name)
     same = {c.id: RowsUpdate(c.rows, c.alt_rows) for c in suite if c.rows is not None}
     new = apply_rows(text, same, name)
-    if name in WRITER_LAYOUT:
-        assert new == text
-    else:
-        assert new != text  # these files hold some rows in a layout the writer does not write
-        assert parse_suite(new, name).cases == suite.cases
-        assert apply_rows(new, same, name) == new  # and from then on the layout is kept
+    # rows equal to what a case holds are not rewritten at all, whatever their layout
+    assert new == text
 
 
 # -- one case's rows change, nothing else -------------------------------------------------
@@ -311,30 +307,18 @@ def test_update_rows_refuses_a_broken_file_and_leaves_it(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.yaml"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: update_rows drops a UTF-8 byte order mark (load_text strips it, write_atomic does not restore it)",
-)
 def test_update_rows_keeps_a_byte_order_mark(golden_copy) -> None:
     path = golden_copy("bom.yaml")
     update_rows(path, {"bom1": RowsUpdate([{"count": 3504}])})
     assert path.read_bytes().startswith(b"\xef\xbb\xbf# Golden")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a comment line between rows is deleted when the rows are rewritten, even unchanged",
-)
 def test_a_comment_between_rows_survives_a_rewrite_of_the_same_rows() -> None:
     text = _text("comments.yaml")
     c2 = parse_suite(text).get("c2")
     assert "  # more rows\n" in apply_rows(text, {"c2": RowsUpdate(c2.rows)})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the nesting guard counts leading spaces or dashes, so deep SQL indentation is refused as nesting",
-)
 @pytest.mark.parametrize("line", [" " * 110 + "FROM Customer", "-- " + "-" * 100])
 def test_a_deeply_indented_or_dashed_sql_line_is_not_nesting(line: str) -> None:
     text = _text("writer_layout.yaml").replace(

@@ -275,10 +275,6 @@ def test_migrate_refuses_a_file_without_cases(tmp_path: Path) -> None:
         migrate_text("- id: x\n", path="old.yaml")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a plan is inserted before the comment ending the case's last line, so the comment moves onto the plan",
-)
 def test_a_comment_on_a_case_last_line_stays_on_that_line() -> None:
     old = (
         "cases:\n- id: a\n  question: What is the weather?\n  datasource: chinook\n  status: approved\n"

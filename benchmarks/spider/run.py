@@ -1,0 +1,123 @@
+"""Spider dev: our verdicts on C3SQL's predictions against the official execution-match metric.
+
+    python benchmarks/spider/run.py [--out DIR] [--workers N]
+
+Converts the shared Spider data (convert.py), writes C3SQL's predictions as a predictions
+file, runs them through the plugin (the replay engine, ``-n 2``), computes the official
+verdict for the same pairs (official.py), and prints both accuracies, the agreement and every
+disagreement grouped by cause. Then does the same for the 322 pairs of test-suite-sql-eval's
+example files (our verdict computed in-process, with the same adapter, replay engine and
+match rule). Exits 0 with a message when the shared data is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.spider.agreement import (  # noqa: E402
+    CAUSE_TEXT,
+    Pair,
+    classify,
+    our_inprocess_verdicts,
+    read_multiturn,
+    summarize,
+)
+from benchmarks.spider.convert import ROOT, convert, db_path, default_spider_dir, write_predictions  # noqa: E402
+from benchmarks.spider.official import official_exec_match  # noqa: E402
+
+
+def pytest_command(out: Path, workers: int) -> list[str]:
+    return [
+        sys.executable, "-m", "pytest",
+        "--nl2sql-suite", str(out / "spider_dev.yaml"),
+        "--nl2sql-config", str(out / "nl2sql.yaml"),
+        "--nl2sql-predictions", str(out / "c3sql.jsonl"),
+        "-n", str(workers), "--nl2sql-out", str(out / "report.json"),
+        "-p", "no:cacheprovider", "-q", "--no-header", "-rN",
+    ]
+
+
+def print_table(title: str, pairs: list[Pair]) -> None:
+    s = summarize(pairs)
+    print(f"\n== {title}: {s['n']} pairs ==")
+    print(f"  our execution accuracy      {s['ours']:.1%} ({s['ours_n']}/{s['n']})")
+    print(f"  official execution accuracy {s['theirs']:.1%} ({s['theirs_n']}/{s['n']})")
+    print(f"  agreement                   {s['agree']:.1%} ({s['agree_n']}/{s['n']})")
+    errors = [p for p in pairs if p.our_error]
+    if errors:
+        print(f"  per-case errors (not crashes): {len(errors)}")
+        for p in errors[:10]:
+            print(f"    {p.key}: {p.our_error[:160]}")
+    groups: dict[str, list[Pair]] = defaultdict(list)
+    for p in pairs:
+        if p.ours != p.theirs:
+            groups[classify(p)].append(p)
+    kept = s["agree_n"] + len(groups.get("distinct-removed", []))
+    print(f"  agreement with the official metric run with --keep_distinct: {kept / (s['n'] or 1):.1%} ({kept}/{s['n']})")
+    if not groups:
+        print("  no disagreement")
+    for cause, members in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        right, why = CAUSE_TEXT.get(cause, ("?", "not classified: read the pairs"))
+        print(f"  -- {cause}: {len(members)} (right: {right}) -- {why}")
+        for p in members:
+            print(f"     {p.key} ours={'pass' if p.ours else 'fail'} official={'pass' if p.theirs else 'fail'}")
+            print(f"       gold: {p.gold[:150]}")
+            print(f"       pred: {p.pred[:150]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args(argv)
+    spider = default_spider_dir()
+    if not (spider / "dev.json").is_file():
+        print(f"skipped: the Spider data is not at {spider} (set NL2SQL_SPIDER_DIR)")
+        return 0
+    out: Path = args.out
+    t0 = time.perf_counter()
+    conv = convert(spider, out)
+    print(f"converted {len(conv.items)} questions into {conv.suite} ({time.perf_counter() - t0:.1f}s); "
+          f"skipped {sum(conv.skipped_dbs.values())} of {', '.join(conv.skipped_dbs)} (database absent); "
+          f"drafts {len(conv.drafts)}; renamed duplicate columns in {', '.join(conv.renamed) or 'none'}")
+    predicted = (spider / "predictions" / "C3SQL" / "predicted_sql.txt").read_text(encoding="utf-8").splitlines()
+    write_predictions(conv.items, predicted, out / "c3sql.jsonl")
+    cmd = pytest_command(out, args.workers)
+    print("running:", " ".join(cmd))
+    t1 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    tail = [ln for ln in proc.stdout.splitlines() if ln.strip()][-3:]
+    print(f"pytest exit {proc.returncode} in {time.perf_counter() - t1:.1f}s: {' | '.join(tail)}")
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    records = {r["case_id"]: r for r in report["items"]}
+    pairs = []
+    for it in conv.items:
+        rec = records.get(it.case_id)
+        if rec is None:
+            continue  # a draft: not run
+        rm = rec["scores"].get("result_match", {})
+        verdict = official_exec_match(db_path(spider, it.db_id), it.gold, predicted[it.index])
+        pairs.append(Pair(it.case_id, it.db_id, it.gold, predicted[it.index], bool(rm.get("passed")), verdict.matched,
+                          our_error=None if rec["status"] == "ok" else (rec.get("error") or rec["status"]),
+                          official=verdict, spider_dir=spider))
+    print_table("Spider dev, C3SQL (through the plugin, -n 2)", pairs)
+    suite_dir = spider / "test-suite-sql-eval"
+    if (suite_dir / "gold.txt").is_file():
+        tpairs = read_multiturn(suite_dir / "gold.txt", suite_dir / "predict.txt")
+        ours = our_inprocess_verdicts(spider, tpairs)
+        print_table("test-suite-sql-eval example files (in-process)", ours)
+    print(f"\ntotal {time.perf_counter() - t0:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

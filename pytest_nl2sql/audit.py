@@ -1,0 +1,386 @@
+"""Audit the gold: can a suite's expected rows be trusted? (``--nl2sql-audit``, issue 5)
+
+No scorer catches gold that is wrong in a way the database will not tell you; this does. For
+each approved case with SQL, through the case's read-only datasource adapter:
+
+========================  ========  ==========================================================
+code                      severity  finding
+========================  ========  ==========================================================
+``sql-failed``            error     ``sql`` (or an ``alt_sql``) does not run; the database says why
+``truncated``             error     the result was cut at the datasource's row limit
+``empty-result``          warning   the SQL returns no rows (a weak check: anything empty passes)
+``order-without-order-by`` error    ``order_matters: true`` but no top-level ``ORDER BY``
+``tie-at-limit``          error     ``ORDER BY ... LIMIT n`` cuts inside a tie, so which rows are
+                                    kept is up to the database
+``float-summation``       warning   a float from ``SUM``/``AVG`` changes with summation order
+``redundant-alt``         warning   an ``alt_sql`` returns the same rows as ``sql``
+``stale-rows``            error     stored ``rows``/``alt_rows`` differ from what the SQL returns now
+``stale-order``           warning   same rows, other order (``order_matters: false``)
+``datasource``            error     the case's datasource is unknown or not exactly one
+========================  ========  ==========================================================
+
+How two of them are decided:
+
+* **Ties at a LIMIT.** The query is rewritten with sqlglot: the LIMIT raised by one and, when a
+  sort key is an expression rather than an output column, that expression appended as an extra
+  output column. If row *n* (the last kept) and row *n+1* (the first cut) have equal sort keys
+  and the tied rows are not all identical, the cut is inside a tie.
+* **Summation order.** Only queries with ``SUM``/``AVG``/``TOTAL`` whose result holds a float
+  are checked. The query is re-run with every base table replaced by a subquery that yields its
+  rows in reverse order (``ORDER BY rowid DESC`` in SQLite, the primary key descending
+  elsewhere), which makes the database add the same values in a different order. A float that
+  differs between the two runs only in its last digits (relative difference < 1e-9) is
+  flagged. The check proves instability when it reports; its silence is not a proof, since one
+  other order may happen to give the same bits. The cure is ``ROUND(SUM(x), 2)``.
+
+Nothing is written: the audit only reads the suite and runs SELECTs on read-only connections.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import attrs
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from .datasources import Adapter, DatasourceRegistry, QueryError, QueryResult, introspect
+from .datasources.guard import sqlglot_dialect
+from .loader import load_suite
+from .model import EvalCase, Kind, Status
+
+__all__ = ["Finding", "audit_status", "audit_suite", "format_findings"]
+
+Severity = Literal["error", "warning"]
+
+
+@attrs.frozen
+class Finding:
+    """One thing wrong with a case's gold, where it stands in the suite file."""
+
+    path: str
+    line: int
+    case_id: str
+    severity: Severity
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: case '{self.case_id}': [{self.code}] {self.message}"
+
+
+def format_findings(findings: Iterable[Finding]) -> str:
+    """One line per finding, then a count of errors and warnings."""
+    findings = list(findings)
+    errors = sum(1 for f in findings if f.severity == "error")
+    warnings = len(findings) - errors
+    lines = [str(f) for f in findings]
+    if not findings:
+        lines.append("audit: no findings")
+    else:
+        lines.append(f"audit: {errors} error(s), {warnings} warning(s)")
+    return "\n".join(lines)
+
+
+def audit_status(findings: Iterable[Finding], fail_on_warnings: bool = False) -> int:
+    """The exit status of an audit: 1 when there are errors (or warnings, on request), else 0."""
+    severities = {f.severity for f in findings}
+    if "error" in severities or (fail_on_warnings and "warning" in severities):
+        return 1
+    return 0
+
+
+def _rows(result: QueryResult) -> list[dict[str, Any]]:
+    return [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+
+
+def _row_key(row: dict[str, Any]) -> tuple:
+    return tuple(sorted(((k, repr(v)) for k, v in row.items())))
+
+
+class _CaseAudit:
+    def __init__(self, path: str, case: EvalCase, adapter: Adapter) -> None:
+        self.path = path
+        self.case = case
+        self.adapter = adapter
+        self.read = sqlglot_dialect(adapter.dialect)
+        self.findings: list[Finding] = []
+
+    def add(self, severity: Severity, code: str, message: str) -> None:
+        line = self.case.location.line if self.case.location else 0
+        self.findings.append(Finding(self.path, line, self.case.id, severity, code, message))
+
+    # -- running one query -------------------------------------------------------------
+    def run(self, label: str, sql: str) -> QueryResult | None:
+        try:
+            result = self.adapter.execute(sql)
+        except QueryError as exc:
+            self.add("error", "sql-failed", f"{label} failed: {exc.message}")
+            return None
+        if result.truncated:
+            self.add(
+                "error",
+                "truncated",
+                f"{label}: the result was cut at the datasource's row limit ({self.adapter.row_limit} "
+                "rows); narrow the query (the gold must be the whole answer) or raise row_limit",
+            )
+            return None
+        if not result.rows:
+            self.add("warning", "empty-result", f"{label} returns no rows (any empty answer would match)")
+        return result
+
+    def parse(self, sql: str) -> exp.Expression | None:
+        try:
+            return sqlglot.parse_one(sql, read=self.read)
+        except SqlglotError:
+            return None
+
+    # -- the checks ---------------------------------------------------------------------
+    def check_order(self, tree: exp.Expression | None) -> None:
+        if self.case.order_matters and tree is not None and not tree.args.get("order"):
+            self.add(
+                "error",
+                "order-without-order-by",
+                "order_matters: true but sql has no top-level ORDER BY, so the database may return "
+                "rows in any order (add ORDER BY, or set order_matters: false)",
+            )
+
+    def check_tie(self, label: str, tree: exp.Expression | None) -> None:
+        if tree is None:
+            return
+        order, limit = tree.args.get("order"), tree.args.get("limit")
+        if not order or not isinstance(limit, exp.Limit):
+            return
+        literal = limit.expression
+        if not (isinstance(literal, exp.Literal) and literal.is_int):
+            return
+        n = int(literal.this)
+        probe = tree.copy()
+        outputs = [e.alias_or_name for e in tree.expressions] if isinstance(tree, exp.Select) else []
+        keys: list[tuple[str, Any]] = []
+        extra: list[exp.Expression] = []
+        for ordered in order.expressions:
+            term = ordered.this
+            if isinstance(term, exp.Literal) and term.is_int:
+                keys.append(("index", int(term.this) - 1))
+            elif isinstance(term, exp.Column) and not term.table and (
+                term.name in outputs or not isinstance(tree, exp.Select)
+            ):
+                keys.append(("name", term.name))
+            elif isinstance(tree, exp.Select) and not tree.args.get("distinct"):
+                keys.append(("extra", len(extra)))
+                extra.append(term)
+            else:
+                return  # a sort key we cannot read back without changing the query
+        if extra:
+            probe.select(*(e.copy().as_(f"nl2sql_sort_key_{i}") for i, e in enumerate(extra)), copy=False)
+        probe.args["limit"].set("expression", exp.Literal.number(n + 1))
+        try:
+            result = self.adapter.execute(probe.sql(dialect=self.read), row_limit=max(self.adapter.row_limit, n + 1))
+        except QueryError:
+            return
+        if len(result.rows) <= n or n == 0:
+            return
+        columns = [c.lower() for c in result.columns]
+        width = len(columns) - len(extra)
+
+        def key(row: tuple) -> tuple | None:
+            out = []
+            for how, what in keys:
+                if how == "index":
+                    if not 0 <= what < width:
+                        return None
+                    out.append(row[what])
+                elif how == "name":
+                    if what.lower() not in columns[:width]:
+                        return None
+                    out.append(row[columns.index(what.lower())])
+                else:
+                    out.append(row[width + what])
+            return tuple(out)
+
+        last, first_cut = result.rows[n - 1], result.rows[n]
+        tie = key(last)
+        if tie is None or tie != key(first_cut):
+            return
+        if last[:width] == first_cut[:width] and not self._tie_differs(probe, key, tie, last[:width], width):
+            return
+        shown = ", ".join(repr(v) for v in tie)
+        self.add(
+            "error",
+            "tie-at-limit",
+            f"{label}: ORDER BY ... LIMIT {n} cuts inside a tie: rows {n} and {n + 1} are equal on the "
+            f"sort keys ({shown}), so which rows are kept is up to the database; add a unique "
+            "tie-breaker to ORDER BY, or keep the ties (RANK() <= n, or >= the n-th value)",
+        )
+
+    def _tie_differs(self, probe: exp.Expression, key: Any, tie: tuple, body: tuple, width: int) -> bool:
+        """Identical rows on both sides of the cut: is any other row with the same keys different?"""
+        whole = probe.copy()
+        whole.set("limit", None)
+        whole.set("offset", None)
+        try:
+            result = self.adapter.execute(whole.sql(dialect=self.read))
+        except QueryError:
+            return False
+        return any(key(row) == tie and row[:width] != body for row in result.rows)
+
+    def check_float_order(self, label: str, tree: exp.Expression | None, result: QueryResult) -> None:
+        if tree is None or not any(isinstance(v, float) for row in result.rows for v in row):
+            return
+        summing = any(
+            isinstance(node, (exp.Sum, exp.Avg))
+            or (isinstance(node, exp.Anonymous) and str(node.this).upper() == "TOTAL")
+            for node in tree.walk()
+        )
+        if not summing:
+            return
+        reversed_sql = self._reverse_scans(tree)
+        if reversed_sql is None:
+            return
+        try:
+            other = self.adapter.execute(reversed_sql)
+        except QueryError:
+            return
+        if len(other.rows) != len(result.rows) or other.columns != result.columns:
+            return
+
+        def canon(row: tuple) -> tuple:
+            return tuple(
+                (0, f"{v:.9g}") if isinstance(v, float) else (1, repr(v)) for v in row
+            )
+
+        for a_row, b_row in zip(sorted(result.rows, key=canon), sorted(other.rows, key=canon), strict=True):
+            for column, a, b in zip(result.columns, a_row, b_row, strict=True):
+                if isinstance(a, float) and isinstance(b, float) and a != b and math.isclose(a, b, rel_tol=1e-9):
+                    self.add(
+                        "warning",
+                        "float-summation",
+                        f"{label}: column {column!r} is {a!r} when rows are added in one order and "
+                        f"{b!r} in another, so the gold depends on the database's plan; round it, "
+                        "e.g. ROUND(SUM(x), 2)",
+                    )
+                    return
+
+    def _reverse_scans(self, tree: exp.Expression) -> str | None:
+        ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        schema = None
+        probe = tree.copy()
+        changed = False
+        for table in list(probe.find_all(exp.Table)):
+            if not table.name or table.name.lower() in ctes or not isinstance(table.parent, (exp.From, exp.Join)):
+                continue
+            if self.adapter.dialect == "sqlite":
+                order = "rowid DESC"
+            else:
+                schema = schema or introspect(self.adapter)
+                try:
+                    pk = schema.table(table.name).primary_key
+                except KeyError:
+                    continue
+                if not pk:
+                    continue
+                order = ", ".join(f"{exp.to_identifier(c).sql(dialect=self.read)} DESC" for c in pk)
+            bare = table.copy()
+            bare.set("alias", None)
+            alias = table.alias or table.name
+            sub = sqlglot.parse_one(
+                f"SELECT * FROM {bare.sql(dialect=self.read)} ORDER BY {order}", read=self.read
+            )
+            table.replace(exp.Subquery(this=sub, alias=exp.TableAlias(this=exp.to_identifier(alias))))
+            changed = True
+        return probe.sql(dialect=self.read) if changed else None
+
+    def check_stale(self, label: str, field: str, stored: tuple | None, now: list[dict[str, Any]]) -> None:
+        if stored is None:
+            self.add("error", "stale-rows", f"no {field} stored for {label}: run regenerate")
+            return
+        if list(stored) == now:
+            return
+        if Counter(map(_row_key, stored)) == Counter(map(_row_key, now)):
+            if self.case.order_matters:
+                self.add(
+                    "error", "stale-rows",
+                    f"{field} are in another order than {label} returns them now (order_matters: true): run regenerate",
+                )
+            else:
+                self.add(
+                    "warning", "stale-order",
+                    f"{field} hold the same rows {label} returns, in another order: run regenerate",
+                )
+            return
+        missing = Counter(map(_row_key, stored)) - Counter(map(_row_key, now))
+        extra = Counter(map(_row_key, now)) - Counter(map(_row_key, stored))
+        self.add(
+            "error",
+            "stale-rows",
+            f"stored {field} differ from what {label} returns now ({len(stored)} stored, {len(now)} now; "
+            f"{sum(missing.values())} stored rows no longer returned, {sum(extra.values())} new): run regenerate",
+        )
+
+    # -- one case ------------------------------------------------------------------------
+    def audit(self) -> list[Finding]:
+        case = self.case
+        tree = self.parse(case.sql or "")
+        self.check_order(tree)
+        result = self.run("sql", case.sql or "")
+        fresh: list[dict[str, Any]] | None = None
+        if result is not None:
+            fresh = _rows(result)
+            self.check_tie("sql", tree)
+            self.check_float_order("sql", tree, result)
+            self.check_stale("sql", "rows", case.rows, fresh)
+        for i, alt in enumerate(case.alt_sql):
+            label = f"alt_sql[{i + 1}]"
+            alt_tree = self.parse(alt)
+            alt_result = self.run(label, alt)
+            if alt_result is None:
+                continue
+            alt_rows = _rows(alt_result)
+            self.check_tie(label, alt_tree)
+            self.check_float_order(label, alt_tree, alt_result)
+            stored = case.alt_rows[i] if i < len(case.alt_rows) else None
+            self.check_stale(label, f"alt_rows[{i + 1}]", stored, alt_rows)
+            if fresh is not None and (
+                alt_rows == fresh
+                or (not case.order_matters and Counter(map(_row_key, alt_rows)) == Counter(map(_row_key, fresh)))
+            ):
+                self.add(
+                    "warning",
+                    "redundant-alt",
+                    f"{label} returns the same rows as sql, so it accepts nothing sql does not "
+                    "(remove it, or make it the alternative answer it was meant to be)",
+                )
+        return self.findings
+
+
+def audit_suite(path: str | os.PathLike[str], registry: DatasourceRegistry) -> list[Finding]:
+    """Audit every approved case with SQL in the suite at ``path``; findings in file order.
+
+    Raises ``SuiteError`` when the file does not load. Nothing is written anywhere.
+    """
+    shown = str(path)
+    suite = load_suite(path, strict=False, use_cache=False)
+    findings: list[Finding] = []
+    for case in suite.cases:
+        if case.status is not Status.APPROVED or case.kind is Kind.ROUTING or case.sql is None:
+            continue
+        line = case.location.line if case.location else 0
+        if len(case.datasources) != 1:
+            findings.append(
+                Finding(shown, line, case.id, "error", "datasource",
+                        f"a case with sql names one datasource, this names {len(case.datasources)}")
+            )
+            continue
+        try:
+            adapter = registry.get(case.datasources[0])
+        except KeyError as exc:
+            findings.append(Finding(shown, line, case.id, "error", "datasource", str(exc)))
+            continue
+        findings.extend(_CaseAudit(shown, case, adapter).audit())
+    return findings
