@@ -39,7 +39,7 @@ def generate(n: int, seed: int = 1) -> str:
     countries = ["USA", "Canada", "Brazil", "France", "Germany", "United Kingdom", "Czech Republic", "India"]
     for i in range(n):
         out.append(f"- id: case_{i:05d}")
-        out.append(f"  question: How many customers do we have in {r.choice(countries)}, by city ({i})?")
+        out.append(f"  question: How many customers in {r.choice(countries)}, by city ({i})?")
         out.append("  datasources: [chinook]")
         out.append("  status: approved")
         out.append("  origin: hand")
@@ -55,7 +55,7 @@ def generate(n: int, seed: int = 1) -> str:
         out.append(f"    WHERE Country = '{r.choice(countries)}'")
         out.append("    GROUP BY City")
         out.append("  rows:")
-        for _ in range(r.randint(3, 6)):
+        for _ in range(r.randint(2, 4)):
             out.append(f"  - {{City: City {r.randint(1, 999)}, customers: {r.randint(1, 40)}, share: {r.random():.4f}}}")
         out.append("  plan:")
         out.append("    datasource: chinook")

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 import attrs
@@ -49,12 +49,14 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from .config import Config
 from .datasources import Adapter, DatasourceRegistry, QueryError, QueryResult, introspect
 from .datasources.guard import sqlglot_dialect
+from .errors import SuiteError
 from .loader import load_suite
 from .model import EvalCase, Kind, Status
 
-__all__ = ["Finding", "audit_status", "audit_suite", "format_findings"]
+__all__ = ["Finding", "audit_status", "audit_suite", "format_findings", "run_audit"]
 
 Severity = Literal["error", "warning"]
 
@@ -384,3 +386,26 @@ def audit_suite(path: str | os.PathLike[str], registry: DatasourceRegistry) -> l
             continue
         findings.extend(_CaseAudit(shown, case, adapter).audit())
     return findings
+
+
+def run_audit(
+    paths: Iterable[str | os.PathLike[str]],
+    config: Config,
+    *,
+    fail_on_warnings: bool = False,
+    echo: Callable[[str], None] = print,
+) -> int:
+    """The ``--nl2sql-audit`` / ``nl2sql eval audit`` entry point: audit each suite with the
+    project's datasources, print the findings, return the exit status (``audit_status``).
+    A suite that does not load is printed with its problems and counts as an error."""
+    findings: list[Finding] = []
+    broken = False
+    with DatasourceRegistry.from_config(config) as registry:
+        for path in paths:
+            try:
+                findings.extend(audit_suite(path, registry))
+            except SuiteError as exc:
+                echo(str(exc))
+                broken = True
+    echo(format_findings(findings))
+    return 1 if broken else audit_status(findings, fail_on_warnings)

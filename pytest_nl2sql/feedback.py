@@ -23,11 +23,20 @@ from typing import Any
 import attrs
 
 from .config import Config
-from .drafts import write_draft_suite
+from .drafts import DraftTargetRefused, write_draft_suite
 from .errors import Nl2sqlError
 from .model import EvalCase, Origin, Outcome, Status
 
-__all__ = ["FeedbackError", "FeedbackStore", "Run", "export", "recorder"]
+__all__ = [
+    "FeedbackError",
+    "FeedbackStore",
+    "Run",
+    "export",
+    "recorder",
+    "run_export",
+    "run_rate",
+    "store_for",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -234,3 +243,37 @@ def export(
         config=config,
     )
     return cases
+
+
+def store_for(config: Config) -> FeedbackStore:
+    """The project's feedback store (``feedback.store`` in ``nl2sql.yaml``)."""
+    if config.feedback_store is None:
+        raise FeedbackError(
+            f"{config.path}: names no feedback store; add e.g. `feedback: {{store: feedback.sqlite}}`"
+        )
+    return FeedbackStore(config.feedback_store)
+
+
+def run_rate(
+    config: Config, run_id: int, good: bool, role: str | None = None, *, echo: Callable[[str], None] = print
+) -> int:
+    """The ``nl2sql feedback rate`` entry point: rate one run; print what was done; exit status."""
+    try:
+        store_for(config).rate(run_id, good=good, role=role)
+    except FeedbackError as exc:
+        echo(str(exc))
+        return 1
+    echo(f"run {run_id}: thumbs-{'up' if good else 'down'}{f' as {role}' if role else ''}")
+    return 0
+
+
+def run_export(config: Config, path: str | os.PathLike[str], *, echo: Callable[[str], None] = print) -> int:
+    """The ``nl2sql feedback export --good PATH`` entry point: print what was written (or why
+    not); exit status."""
+    try:
+        cases = export(store_for(config), path, config=config)
+    except (FeedbackError, DraftTargetRefused) as exc:
+        echo(str(exc))
+        return 1
+    echo(f"{path}: wrote {len(cases)} draft(s) from thumbs-up runs; promote them as its header says")
+    return 0

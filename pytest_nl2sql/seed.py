@@ -29,10 +29,10 @@ import attrs
 from .config import Config
 from .datasources import Adapter, DatasourceRegistry, QueryError, TableInfo, introspect
 from .datasources.introspect import ColumnInfo
-from .drafts import write_draft_suite
+from .drafts import DraftTargetRefused, write_draft_suite
 from .model import EvalCase, Origin, Outcome, Status
 
-__all__ = ["KINDS", "noun_plural", "noun_singular", "seed", "words", "write_drafts"]
+__all__ = ["KINDS", "noun_plural", "noun_singular", "run_seed", "seed", "words", "write_drafts"]
 
 #: The kinds of question drafted, each also a tag on its drafts (after ``seeded``).
 KINDS = ("count", "top-n", "join", "distinct", "date-range", "filter", "aggregate")
@@ -178,6 +178,12 @@ class _Seeder:
             return name
         return '"' + name.replace('"', '""') + '"'
 
+    def round2(self, expr: str) -> str:
+        """``expr`` rounded to two places (PostgreSQL rounds only NUMERIC to a given scale)."""
+        if self.adapter.dialect == "postgresql":
+            return f"ROUND(CAST({expr} AS NUMERIC), 2)"
+        return f"ROUND({expr}, 2)"
+
     def year(self, column: str) -> str:
         if self.adapter.dialect == "sqlite":
             return f"CAST(strftime('%Y', {column}) AS INTEGER)"
@@ -289,7 +295,7 @@ def _counted(table: TableInfo) -> tuple[str, ...]:
 
 def _rounded(seeder: _Seeder, fn: str, expr: str, column: ColumnInfo) -> str:
     if fn == "AVG" or _kind_of(column) == "float":
-        return f"ROUND({fn}({expr}), 2)"
+        return seeder.round2(f"{fn}({expr})")
     return f"{fn}({expr})"
 
 
@@ -499,7 +505,7 @@ def _gen_filter(s: _Seeder) -> Iterator[_Candidate]:
                 yield _Candidate(
                     "filter",
                     f'What is the average {words(measure.name)} of the {names.plural} whose {w} is "{value}"?',
-                    f"SELECT ROUND(AVG({s.q(measure.name)}), 2) AS average_{_snake(words(measure.name))}\n"
+                    f"SELECT {s.round2(f'AVG({s.q(measure.name)})')} AS average_{_snake(words(measure.name))}\n"
                     f"FROM {t}\nWHERE {c} = {_lit(value)}",
                     (table.name,), _col(table, column, measure), tags=("aggregation",),
                 )
@@ -521,7 +527,7 @@ def _gen_aggregate(s: _Seeder) -> Iterator[_Candidate]:
             cols = _col(table, measure)
             yield _Candidate(
                 "aggregate", f"What is the average {w} of the {names.plural}?",
-                f"SELECT ROUND(AVG({m}), 2) AS average_{snake}\nFROM {t}", (table.name,), cols, tags=("aggregation",),
+                f"SELECT {s.round2(f'AVG({m})')} AS average_{snake}\nFROM {t}", (table.name,), cols, tags=("aggregation",),
             )
             yield _Candidate(
                 "aggregate", f"What do the {noun_plural(w)} of all {names.plural} add up to?",
@@ -606,8 +612,43 @@ def seed(
     return out
 
 
+_draft_cases = seed  # ``run_seed`` has a parameter called ``seed``
+
+
 def write_drafts(path: str | os.PathLike[str], cases: list[EvalCase], *, config: Config | None = None) -> None:
     """Write seeded drafts to ``path`` as a suite of their own (refusal rules: ``drafts.py``)."""
     sources = ", ".join(dict.fromkeys(ds for case in cases for ds in case.datasources)) or "a datasource"
     title = f"Drafts seeded from the schema of {sources} by `nl2sql eval seed` ({Path(path).name})."
     write_draft_suite(path, cases, title=title, config=config)
+
+
+def run_seed(
+    datasource_name: str,
+    path: str | os.PathLike[str],
+    config: Config,
+    *,
+    count: int = 50,
+    seed: int = 0,
+    echo: Callable[[str], None] = print,
+) -> int:
+    """The ``--nl2sql-seed`` / ``nl2sql eval seed`` entry point: seed drafts from one of the
+    project's datasources into ``path``; print what was written (or why not); exit status."""
+    with DatasourceRegistry.from_config(config) as registry:
+        if datasource_name not in registry:
+            echo(f"nl2sql: unknown datasource {datasource_name!r} (known: {', '.join(registry.names())})")
+            return 1
+        try:
+            cases = _draft_cases(datasource_name, registry, count=count, seed=seed)
+        except QueryError as exc:
+            echo(f"nl2sql: cannot seed from {datasource_name!r}: {exc.message}")
+            return 1
+    try:
+        write_drafts(path, cases, config=config)
+    except DraftTargetRefused as exc:
+        echo(str(exc))
+        return 1
+    kinds = ", ".join(f"{k} {sum(1 for c in cases if c.tags[1] == k)}" for k in KINDS)
+    echo(f"{path}: wrote {len(cases)} drafts from {datasource_name} ({kinds}); promote them as its header says")
+    if len(cases) < count:
+        echo(f"{path}: only {len(cases)} of the {count} drafts asked for: the schema offers no more questions that run")
+    return 0

@@ -48,7 +48,12 @@ class Nl2sqlSession:
     # -- configuration ----------------------------------------------------------------
     def _setup(self) -> None:
         config, run = self.config, self.run
-        suites = run.default_suites() if (run.settings.explicit or run.settings.suites) else ()
+        # suites default to what evals.yaml names when this is an nl2sql run: an nl2sql option
+        # was given, or plain `pytest` runs in a project folder (nl2sql.yaml in the rootdir)
+        in_project = (Path(str(config.rootpath)) / "nl2sql.yaml").is_file() and (
+            config.args_source != pytest.Config.ArgsSource.ARGS
+        )
+        suites = run.default_suites() if (run.settings.explicit or run.settings.suites or in_project) else ()
         self._suite_paths = {Path(p).resolve() for p in suites}
         if suites:
             if config.args_source != pytest.Config.ArgsSource.ARGS:

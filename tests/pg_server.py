@@ -81,7 +81,9 @@ class PgServer:
 
     def dsn(self, dbname: str = "postgres") -> str:
         """A libpq connection string (for ``psycopg.connect``) of database ``dbname``."""
-        return f"host={self.host} port={self.port} user={self.user} dbname={dbname}"
+        from psycopg.conninfo import make_conninfo
+
+        return make_conninfo(host=self.host, port=self.port, user=self.user, dbname=dbname)
 
     def create_database(self, dbname: str) -> str:
         """Create an empty database ``dbname`` (dropping one of that name) and return its URL."""

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import attrs
 import sqlglot

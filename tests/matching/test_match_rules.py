@@ -6,8 +6,10 @@ import pytest
 
 from pytest_nl2sql.matching import MatchRule, match_rows, rows_to_tuples
 
+DEFAULT = MatchRule()
 
-def m(gold, pred, rule=MatchRule(), gcols=None, pcols=None, **kw):
+
+def m(gold, pred, rule=DEFAULT, gcols=None, pcols=None, **kw):
     gcols = gcols or tuple(f"g{i}" for i in range(len(gold[0]) if gold else 1))
     pcols = pcols or tuple(f"p{i}" for i in range(len(pred[0]) if pred else 1))
     return match_rows(gcols, gold, pcols, pred, rule, **kw)

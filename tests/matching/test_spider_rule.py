@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 
-from benchmarks.spider.official import official_exec_match, official_order_matters, postprocess, remove_distinct, result_eq
+from benchmarks.spider.official import (
+    official_exec_match,
+    official_order_matters,
+    postprocess,
+    remove_distinct,
+    result_eq,
+)
 
 
 def test_result_eq_multiset_permutation_and_counts():

@@ -1,8 +1,8 @@
 """The wide-schema test bed on real databases: load it, route its questions, judge the answers.
 
 The 1,200-table schema of ``benchmarks/wide_schema.py`` becomes 20 datasources, one per
-business domain, on each backend: a SQLite file per domain, and a database per domain on a
-real PostgreSQL server (so each domain is one SQLAlchemy URL, as a user would configure it).
+business domain, on each backend: a SQLite file per domain, and a schema per domain in one
+database of a real PostgreSQL server (each domain one SQLAlchemy URL, as a user configures it).
 A router is built from what ``introspect`` reads through an ``Adapter`` on each URL, exactly
 as the plugin builds it, so a difference between the backends' introspection would show up as
 a difference in routing. Used by ``test_routing_wide.py`` and by ``measure.py``.
@@ -57,10 +57,12 @@ def postgresql_rows(schema: WideSchema, domain: str, table: str) -> list[tuple[o
     ]
 
 
-def _load_domain(connection: psycopg.Connection, schema: WideSchema, domain: str) -> None:
-    """Create one domain's tables in the connection's current schema, fill them, then add the
-    foreign keys (after the rows, so load order does not matter); one round trip."""
-    statements = schema.ddl("postgresql", rows=False)[domain]
+def _load_domain(
+    connection: psycopg.Connection, schema: WideSchema, domain: str, statements: list[str]
+) -> None:
+    """Run the domain's CREATE TABLE ``statements`` in the connection's current schema, fill
+    the tables, then run its other statements (the foreign keys, after the rows, so load order
+    does not matter); one round trip."""
     parts = [s for s in statements if s.startswith("CREATE TABLE ")]
     for table in schema.domains[domain]:
         rows = sql.SQL(", ").join(
@@ -81,6 +83,7 @@ def load_postgresql(server: PgServer, schema: WideSchema, dbname: str = "wide") 
     One database with a schema per domain is how a warehouse is usually laid out, and it loads
     faster than 20 databases (``CREATE DATABASE`` copies a template each time).
     """
+    ddl = schema.ddl("postgresql", rows=False)
     server.create_database(dbname)
 
     def load(domain: str) -> tuple[str, str]:
@@ -88,7 +91,7 @@ def load_postgresql(server: PgServer, schema: WideSchema, dbname: str = "wide") 
             name = sql.Identifier(domain)
             connection.execute(sql.SQL("CREATE SCHEMA {}").format(name))
             connection.execute(sql.SQL("SET LOCAL search_path TO {}").format(name))
-            _load_domain(connection, schema, domain)
+            _load_domain(connection, schema, domain, ddl[domain])
         return domain, server.url(dbname, schema=domain)
 
     with ThreadPoolExecutor(_LOAD_WORKERS) as pool:

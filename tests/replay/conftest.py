@@ -15,6 +15,7 @@ cases:
 - id: shop_001
   question: How many customers are there?
   datasources: [shop]
+  status: approved
   outcome: {admin: allowed}
   sql: SELECT COUNT(*) AS n FROM customer
   rows:
@@ -22,6 +23,7 @@ cases:
 - id: shop_002
   question: Which customers live in Paris?
   datasources: [shop]
+  status: approved
   outcome: {admin: allowed}
   sql: SELECT name FROM customer WHERE city = 'Paris'
   rows:
@@ -30,6 +32,7 @@ cases:
 - id: shop_003
   question: What is the total of all orders?
   datasources: [shop]
+  status: approved
   outcome: {admin: allowed}
   sql: SELECT SUM(total) AS total FROM orders
   rows:
@@ -37,6 +40,7 @@ cases:
 - id: shop_004
   question: List the customers' emails.
   datasources: [shop]
+  status: approved
   outcome: {admin: allowed, clerk: refused}
   sql: SELECT email FROM customer
   rows:

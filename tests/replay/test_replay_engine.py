@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.engine.replay import Prediction, PredictionsError, ReplayEngine, sqlite_string_fallback
+from pytest_nl2sql.engine.replay import (
+    Prediction,
+    PredictionsError,
+    ReplayEngine,
+    sqlite_string_fallback,
+)
 from pytest_nl2sql.engine.validator import REFUSAL_MESSAGE
 from pytest_nl2sql.loader import load_suite
 

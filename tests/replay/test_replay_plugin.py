@@ -23,21 +23,21 @@ def _setup(pytester: pytest.Pytester, shop: Path) -> None:
     (pytester.path / "p.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PREDICTIONS))
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
-def test_replayed_predictions_are_scored(pytester: pytest.Pytester, shop: Path, workers: list[str]) -> None:
+def test_replayed_predictions_are_scored_under_xdist(pytester: pytest.Pytester, shop: Path) -> None:
     _setup(pytester, shop)
     before = hashlib.sha256((pytester.path / "shop.sqlite").read_bytes()).hexdigest()
     result = pytester.runpytest_subprocess(
         "--nl2sql-suite", "evals/shop.yaml", "--nl2sql-config", "nl2sql.yaml", "--nl2sql-predictions", "p.jsonl",
-        "--nl2sql-out", "r.json", "-p", "no:cacheprovider", *workers,
+        "--nl2sql-out", "r.json", "-p", "no:cacheprovider", "-n", "2",
     )
-    result.assert_outcomes(passed=1, failed=3)
+    result.assert_outcomes(passed=1, failed=4)  # shop_004 runs for admin and clerk
     items = {(i["case_id"], i["role"]): i for i in json.loads((pytester.path / "r.json").read_text())["items"]}
     assert items["shop_001", "admin"]["verdict"] == "passed"
     assert items["shop_002", "admin"]["scores"]["result_match"]["passed"] is False
     assert items["shop_003", "admin"]["error"] == "no prediction for case shop_003"
     assert items["shop_004", "admin"]["error"].startswith("statement refused:")
     assert items["shop_004", "admin"]["cost_usd"] == 0.25
+    assert items["shop_004", "clerk"]["verdict"] == "failed"  # a write is no refusal by policy
     result.stdout.fnmatch_lines(["*no prediction for case shop_003*"])
     assert hashlib.sha256((pytester.path / "shop.sqlite").read_bytes()).hexdigest() == before
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from pytest_nl2sql.drafts import DraftTargetRefused, check_draft_target
 from pytest_nl2sql.feedback import FeedbackStore, export
 from pytest_nl2sql.init import shipped_suites
 from pytest_nl2sql.loader import load_suite
+from pytest_nl2sql.model import Status
 from pytest_nl2sql.seed import seed, write_drafts
 
 from .conftest import Demo
@@ -83,10 +85,6 @@ def test_a_file_of_drafts_may_be_written_again(demo: Demo, drafts: list, thumbs_
 
 
 def test_only_drafts_are_written(demo: Demo, drafts: list, tmp_path: Path) -> None:
-    import attrs
-
-    from pytest_nl2sql.model import Status
-
     approved = [attrs.evolve(drafts[0], status=Status.APPROVED)]
     with pytest.raises(ValueError, match="only drafts"):
         write_drafts(tmp_path / "x.yaml", approved)

@@ -5,15 +5,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 import sqlglot
 
+from pytest_nl2sql.audit import audit_suite, format_findings
 from pytest_nl2sql.datasources import introspect
 from pytest_nl2sql.datasources.guard import sqlglot_dialect
 from pytest_nl2sql.drafts import PROMOTION_STEPS
+from pytest_nl2sql.feedback import FeedbackStore, export
 from pytest_nl2sql.loader import load_suite
 from pytest_nl2sql.model import Origin, Outcome, Status
+from pytest_nl2sql.regenerate import regenerate
 from pytest_nl2sql.seed import KINDS, noun_plural, noun_singular, seed, words, write_drafts
+from pytest_nl2sql.writer import dump_suite, write_atomic
 
 from .conftest import DEMO_DATASOURCES, Demo
 
@@ -110,8 +115,6 @@ def test_seeded_file_loads_with_the_promotion_steps(demo: Demo, seeded: dict[str
 
 
 def test_drafts_do_not_run(pytester: pytest.Pytester, demo: Demo, seeded: dict[str, list], tmp_path: Path) -> None:
-    from pytest_nl2sql.feedback import FeedbackStore, export
-
     seeded_file = tmp_path / "seeded.yaml"
     write_drafts(seeded_file, seeded["webanalytics"], config=demo.config)
     store = FeedbackStore(tmp_path / "feedback.sqlite")
@@ -136,3 +139,13 @@ class _Answer:
     def __init__(self, sql: str, datasources: tuple[str, ...]) -> None:
         self.sql = sql
         self.datasources = datasources
+
+
+@pytest.mark.parametrize("name", DEMO_DATASOURCES)
+def test_promoted_seeded_drafts_pass_the_audit(demo: Demo, seeded: dict[str, list], name: str, tmp_path: Path) -> None:
+    """Seeded gold keeps ties at top-N and rounds float sums, so the audit finds nothing."""
+    path = tmp_path / "promoted.yaml"
+    write_atomic(path, dump_suite(attrs.evolve(c, status=Status.APPROVED) for c in seeded[name]))
+    assert not regenerate(path, demo.registry).failed
+    findings = audit_suite(path, demo.registry)
+    assert findings == [], format_findings(findings)
