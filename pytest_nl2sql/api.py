@@ -20,7 +20,7 @@ from .loader import load_suite
 from .model import EvalSuite
 from .report import RunReport
 
-__all__ = ["Engine", "Evals", "pytest_args"]
+__all__ = ["Engine", "Evals", "Feedback", "pytest_args"]
 
 
 def pytest_args(
@@ -122,6 +122,34 @@ class Evals:
         report.exit_code = int(code)  # type: ignore[attr-defined]
         return report
 
+    def seed(self, datasource: str, path: str | os.PathLike[str], *, count: int = 50, seed: int = 0) -> Any:
+        """Draft ``count`` cases from a datasource's schema into ``path`` (returns the cases)."""
+        from .datasources import DatasourceRegistry
+        from .seed import seed as seed_cases
+        from .seed import write_drafts
+
+        if self.config is None:
+            raise ValueError("seed needs nl2sql.yaml (Engine.from_config)")
+        registry = DatasourceRegistry.from_config(self.config)
+        try:
+            cases = seed_cases(datasource, registry, count=count, seed=seed)
+        finally:
+            registry.close()
+        write_drafts(path, cases, config=self.config)
+        return cases
+
+    def audit(self, paths: Iterable[str | os.PathLike[str]]) -> list[Any]:
+        from .audit import audit_suite
+        from .datasources import DatasourceRegistry
+
+        if self.config is None:
+            raise ValueError("audit needs nl2sql.yaml (Engine.from_config)")
+        registry = DatasourceRegistry.from_config(self.config)
+        try:
+            return [f for p in paths for f in audit_suite(p, registry)]
+        finally:
+            registry.close()
+
     def regenerate(self, path: str | os.PathLike[str], *, allow_packaged: bool = False) -> Any:
         from .datasources import DatasourceRegistry
         from .regenerate import regenerate
@@ -131,6 +159,27 @@ class Evals:
         return regenerate(path, DatasourceRegistry.from_config(self.config), allow_packaged=allow_packaged)
 
 
+class Feedback:
+    """``engine.feedback``: thumbs-up/-down on recorded runs, and their export as drafts."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+    @property
+    def store(self) -> Any:
+        from .feedback import store_for
+
+        return store_for(self.config)
+
+    def rate(self, run_id: int, good: bool = True, role: str | None = None) -> None:
+        self.store.rate(run_id, good=good, role=role)
+
+    def export(self, path: str | os.PathLike[str]) -> Any:
+        from .feedback import export
+
+        return export(self.store, path, config=self.config)
+
+
 class Engine:
     """A project's engine and its evaluation front doors."""
 
@@ -138,6 +187,11 @@ class Engine:
         self.config = config
         self.engine = engine
         self.evals = Evals(config)
+        self.feedback = Feedback(config)
+        if config.feedback_store is not None and hasattr(engine, "recorder"):
+            from .feedback import recorder
+
+            engine.recorder = recorder(self.feedback.store)
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] = "nl2sql.yaml") -> Engine:

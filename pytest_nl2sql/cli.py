@@ -125,6 +125,30 @@ def _eval_run(args: argparse.Namespace) -> int:
     return int(pytest.main(argv))
 
 
+def _seed(args: argparse.Namespace) -> int:
+    from .seed import run_seed
+
+    return run_seed(args.datasource, args.output, _project(args.config, args.output), count=args.count, seed=args.seed)
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from .audit import run_audit
+
+    return run_audit(args.paths, _project(args.config, args.paths[0]), fail_on_warnings=args.warnings)
+
+
+def _feedback_rate(args: argparse.Namespace) -> int:
+    from .feedback import run_rate
+
+    return run_rate(_project(args.config, "."), args.run_id, args.good, args.role)
+
+
+def _feedback_export(args: argparse.Namespace) -> int:
+    from .feedback import run_export
+
+    return run_export(_project(args.config, "."), args.good)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nl2sql", description="Test NL2SQL systems with reviewed suites.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -158,11 +182,38 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-n", "--workers", metavar="N", help="xdist workers (e.g. auto)")
     run.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
     run.set_defaults(func=_eval_run)
+    seed = ev_sub.add_parser("seed", help="draft cases from a datasource's schema (status: draft)")
+    seed.add_argument("datasource")
+    seed.add_argument("-o", "--output", required=True, metavar="DRAFTS.yaml")
+    seed.add_argument("--count", type=int, default=50)
+    seed.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same drafts)")
+    seed.add_argument("--config", metavar="nl2sql.yaml")
+    seed.set_defaults(func=_seed)
+    audit = ev_sub.add_parser("audit", help="check that the gold can be trusted (exit 1 on errors)")
+    audit.add_argument("paths", nargs="+", metavar="PATH")
+    audit.add_argument("--warnings", action="store_true", help="warnings fail too")
+    audit.add_argument("--config", metavar="nl2sql.yaml")
+    audit.set_defaults(func=_audit)
     regen = ev_sub.add_parser("regenerate", help="rewrite rows/alt_rows from the database")
     regen.add_argument("paths", nargs="+", metavar="PATH")
     regen.add_argument("--config", metavar="nl2sql.yaml")
     regen.add_argument("--allow-packaged", action="store_true")
     regen.set_defaults(func=_regenerate)
+
+    fb = sub.add_parser("feedback", help="rate answered questions and export the good ones as drafts")
+    fb_sub = fb.add_subparsers(dest="feedback_command", required=True)
+    rate = fb_sub.add_parser("rate", help="thumbs-up or -down for one recorded run")
+    rate.add_argument("run_id", type=int)
+    good = rate.add_mutually_exclusive_group(required=True)
+    good.add_argument("--good", dest="good", action="store_true")
+    good.add_argument("--bad", dest="good", action="store_false")
+    rate.add_argument("--role")
+    rate.add_argument("--config", metavar="nl2sql.yaml")
+    rate.set_defaults(func=_feedback_rate)
+    export = fb_sub.add_parser("export", help="write each thumbs-up run as a draft case")
+    export.add_argument("--good", required=True, metavar="PATH", help="the drafts file to write")
+    export.add_argument("--config", metavar="nl2sql.yaml")
+    export.set_defaults(func=_feedback_export)
 
     demo = sub.add_parser("demo", help="the main job: build the demo and run its suites")
     demo.add_argument("dir", nargs="?", default="nl2sql-demo", help="folder for the demo (default: nl2sql-demo)")

@@ -29,6 +29,11 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("regenerate", {"action": "store_true", "default": None}, None, "rewrite rows/alt_rows of the selected cases from the database, then run"),
     ("allow-packaged", {"action": "store_true", "default": None}, None, "let regenerate rewrite a suite the package ships"),
     ("predictions", {"metavar": "FILE"}, "string", "answer from precomputed predictions (JSONL or YAML) instead of an engine"),
+    ("audit", {"action": "store_true", "default": None}, None, "audit the suites' gold (SQL runs, ties at LIMIT, stale rows, ...); errors fail the run"),
+    ("audit-warnings", {"action": "store_true", "default": None}, None, "with --nl2sql-audit: warnings fail the run too"),
+    ("seed", {"metavar": "DATASOURCE"}, None, "draft cases from this datasource's schema (with --nl2sql-seed-out)"),
+    ("seed-out", {"metavar": "PATH"}, None, "the drafts file --nl2sql-seed writes"),
+    ("seed-count", {"type": int, "metavar": "N"}, None, "how many drafts --nl2sql-seed writes (default 50)"),
 ]
 
 
@@ -58,6 +63,11 @@ class Settings:
     regenerate: bool
     allow_packaged: bool
     predictions: Path | None
+    audit: bool
+    audit_warnings: bool
+    seed: str | None
+    seed_out: Path | None
+    seed_count: int
     explicit: bool  # any nl2sql option given at all
 
 
@@ -106,6 +116,8 @@ def read_settings(config: pytest.Config) -> Settings:
     max_cost = _float(config, "max-cost")
     if max_cost is not None and max_cost < 0:
         raise pytest.UsageError("--nl2sql-max-cost must be >= 0")
+    if _get(config, "seed") and not _get(config, "seed-out"):
+        raise pytest.UsageError("--nl2sql-seed needs --nl2sql-seed-out PATH (the drafts file to write)")
     threshold = _float(config, "recall-threshold")
     if threshold is not None and not 0 <= threshold <= 1:
         raise pytest.UsageError("--nl2sql-recall-threshold must be between 0 and 1")
@@ -129,5 +141,10 @@ def read_settings(config: pytest.Config) -> Settings:
         regenerate=bool(_get(config, "regenerate")),
         allow_packaged=bool(_get(config, "allow-packaged")),
         predictions=Path(predictions) if predictions else None,
+        audit=bool(_get(config, "audit")),
+        audit_warnings=bool(_get(config, "audit-warnings")),
+        seed=_get(config, "seed"),
+        seed_out=Path(_get(config, "seed-out")) if _get(config, "seed-out") else None,
+        seed_count=int(_get(config, "seed-count") or 50),
         explicit=explicit or bool(raw_suites) or root is None,
     )

@@ -19,9 +19,8 @@ import attrs
 
 from .datasources import DatasourceRegistry, QueryError
 from .errors import Nl2sqlError
-from .loader import load_suite
 from .model import Kind, Status
-from .writer import RowsUpdate, update_rows
+from .writer import RowsUpdate, SuiteEdit, edit_suite
 
 __all__ = ["PackagedSuiteError", "RegenerateReport", "is_packaged", "regenerate"]
 
@@ -78,7 +77,12 @@ def regenerate(
             f"{path}: a suite the package ships is not yours to rewrite; copy it into your project "
             "(nl2sql init --demo does) or pass allow_packaged=True / --nl2sql-allow-packaged"
         )
-    suite = load_suite(path, strict=False, use_cache=False)
+    with edit_suite(path) as edit:  # read and parsed once, under the file's lock
+        return _regenerate(edit, path, registry, case_ids)
+
+
+def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: DatasourceRegistry, case_ids: Collection[str] | None) -> RegenerateReport:
+    suite = edit.suite
     updates: dict[str, RowsUpdate] = {}
     failed: list[tuple[str, str]] = []
     unchanged: list[str] = []
@@ -118,7 +122,7 @@ def regenerate(
             continue
         updates[case.id] = RowsUpdate(rows, alts)
         written += len(results)
-    changed = update_rows(path, updates) if updates else False
+    changed = edit.write_rows(updates) if updates else False
     return RegenerateReport(
         path=str(path),
         written=written,

@@ -41,6 +41,8 @@ class Nl2sqlSession:
         self.ran: list[tuple[Path, str, bool, str, str]] = []
         self.worker_count = 0
         self.regenerated: list[str] = []
+        self.upkeep_lines: list[str] = []
+        self.upkeep_status: dict[str, int] = {}
         self._suite_paths: set[Path] = set()
         self._owns_ledger = False
         self._setup()
@@ -86,6 +88,32 @@ class Nl2sqlSession:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.run.precheck()
+        if not _is_worker(self.config):
+            self._upkeep()
+
+    def _upkeep(self) -> None:
+        """--nl2sql-seed and --nl2sql-audit: once, in the controller, before anything runs."""
+        settings = self.run.settings
+        if not (settings.seed or settings.audit):
+            return
+        project = self.run.project
+        if project is None:
+            raise pytest.UsageError("--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources)")
+        if settings.seed:
+            if getattr(self.config.option, "numprocesses", None):
+                raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
+            from .seed import run_seed
+
+            self.upkeep_status["seed"] = run_seed(
+                settings.seed, settings.seed_out, project, count=settings.seed_count, echo=self.upkeep_lines.append
+            )
+        if settings.audit:
+            from .audit import run_audit
+
+            paths = sorted(self._suite_paths)
+            self.upkeep_status["audit"] = run_audit(
+                paths, project, fail_on_warnings=settings.audit_warnings, echo=self.upkeep_lines.append
+            )
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if self.is_suite_path(file_path):
@@ -212,7 +240,15 @@ class Nl2sqlSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if _is_worker(self.config) or not self._suite_paths:
+        if _is_worker(self.config):
+            return
+        if self.upkeep_status:
+            failed = any(self.upkeep_status.values())
+            if failed:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+                session.exitstatus = pytest.ExitCode.OK  # an upkeep-only run did its job
+        if not self._suite_paths:
             return
         report = self.report()
         self.final = report
@@ -252,7 +288,13 @@ class Nl2sqlSession:
             old.updated(ran).write()
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if _is_worker(config) or not self._suite_paths or not (self.records or self.crashed or self.regenerated):
+        if _is_worker(config):
+            return
+        if self.upkeep_lines:
+            terminalreporter.section("nl2sql upkeep")
+            for line in self.upkeep_lines:
+                terminalreporter.write_line(line)
+        if not self._suite_paths or not (self.records or self.crashed or self.regenerated):
             return
         report = getattr(self, "final", None) or self.report()
         terminalreporter.section("nl2sql")

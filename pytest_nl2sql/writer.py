@@ -41,6 +41,8 @@ from .yamlnodes import T_STR, resolve_plain
 
 __all__ = [
     "RowsUpdate",
+    "SuiteEdit",
+    "edit_suite",
     "dump_suite",
     "format_scalar",
     "lock_for",
@@ -313,6 +315,10 @@ def apply_rows(text: str, updates: Mapping[str, RowsUpdate], path: str = "<suite
     """Return ``text`` with the given cases' rows replaced (pure; see ``update_rows``)."""
     spans: dict[str, CaseSpans] = {}
     suite = parse_suite(text, path, strict=False, spans=spans)
+    return _apply(text, suite, spans, updates, path)
+
+
+def _apply(text: str, suite: Any, spans: dict[str, CaseSpans], updates: Mapping[str, RowsUpdate], path: str) -> str:
     current = {c.id: c for c in suite.cases}
     missing = [cid for cid in updates if cid not in spans]
     if missing:
@@ -338,6 +344,48 @@ def apply_rows(text: str, updates: Mapping[str, RowsUpdate], path: str = "<suite
     return edits.apply(text)
 
 
+class SuiteEdit:
+    """A suite opened for an in-place edit: under its lock, read and parsed once.
+
+    ``with edit_suite(path) as edit:`` gives ``edit.suite`` (parsed leniently: rows may be
+    missing or stale); ``edit.write_rows(updates)`` writes atomically before the lock is let go.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path
+        self._lock = lock_for(path)
+
+    def __enter__(self) -> SuiteEdit:
+        self._lock.acquire()
+        try:
+            self.text, self.sha256 = load_text(self.path)
+            self.spans: dict[str, CaseSpans] = {}
+            self.suite = parse_suite(self.text, str(self.path), strict=False, spans=self.spans, sha256=self.sha256)
+        except BaseException:
+            self._lock.release()
+            raise
+        return self
+
+    def write_rows(self, updates: Mapping[str, RowsUpdate]) -> bool:
+        """Apply the updates and replace the file; True if its bytes changed."""
+        new = _apply(self.text, self.suite, self.spans, updates, str(self.path))
+        if new == self.text:
+            return False
+        with open(self.path, "rb") as fh:
+            bom = fh.read(3) == b"\xef\xbb\xbf"
+        write_atomic(self.path, ("\ufeff" if bom else "") + new)
+        self.text = new
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        self.spans = {}
+        self._lock.release()
+
+
+def edit_suite(path: str | os.PathLike[str]) -> SuiteEdit:
+    return SuiteEdit(path)
+
+
 def update_rows(path: str | os.PathLike[str], updates: Mapping[str, RowsUpdate]) -> bool:
     """Rewrite the rows of the given cases in the file at ``path``; True if the bytes changed.
 
@@ -345,15 +393,8 @@ def update_rows(path: str | os.PathLike[str], updates: Mapping[str, RowsUpdate])
     instead of losing updates. (Values are written by ``format_scalar``, whose output is
     property-tested to read back equal, so the file is not parsed a second time.)
     """
-    with lock_for(path):
-        text, _ = load_text(path)
-        new = apply_rows(text, updates, str(path))
-        if new == text:
-            return False
-        with open(path, "rb") as fh:
-            bom = fh.read(3) == b"\xef\xbb\xbf"
-        write_atomic(path, ("\ufeff" if bom else "") + new)
-        return True
+    with edit_suite(path) as edit:
+        return edit.write_rows(updates)
 
 
 # -- new files -------------------------------------------------------------------------
