@@ -105,6 +105,23 @@ def format_text(text: str) -> str:
     return out
 
 
+_PLAIN_BLOCK = re.compile(r"\w[\w .\-/()+'&$%@=;!~^<>|?,]*\Z")
+
+
+def format_block_text(text: str) -> str:
+    """Text as a block-context value (``key: value`` on its own line), where '?' and ','
+    may stay plain (``question: How many tracks?``)."""
+    if (
+        _PLAIN_BLOCK.match(text)
+        and not text.endswith(" ")
+        and "  " not in text
+        and resolve_plain(text) is T_STR
+        and not _YAML11.match(text)
+    ):
+        return text
+    return format_text(text)
+
+
 def format_scalar(value: Any) -> str:
     """One value as a YAML flow scalar, by the module's rule."""
     if value is None:
@@ -465,7 +482,7 @@ def _inline(value: Any) -> str:
 def dump_case(case: EvalCase) -> str:
     """One case as text, in the shipped suites' layout (``- id: ...`` at column 0)."""
     pad = "  "
-    out = [f"- id: {format_text(case.id)}", f"{pad}question: {format_text(case.question)}"]
+    out = [f"- id: {format_text(case.id)}", f"{pad}question: {format_block_text(case.question)}"]
     out.append(f"{pad}datasources: {_flow_list(case.datasources)}")
     out.append(f"{pad}status: {case.status.value}")
     if case.kind is not Kind.ANSWER:
@@ -476,7 +493,7 @@ def dump_case(case: EvalCase) -> str:
     if case.tags:
         out.append(f"{pad}tags: {_flow_list(case.tags)}")
     if case.paraphrase_group is not None:
-        out.append(f"{pad}paraphrase_group: {format_text(case.paraphrase_group)}")
+        out.append(f"{pad}paraphrase_group: {format_block_text(case.paraphrase_group)}")
     outcome = ", ".join(f"{format_text(role)}: {o.value}" for role, o in case.outcome.items())
     out.append(f"{pad}outcome: {{{outcome}}}")
     if case.tables:
