@@ -1,79 +1,35 @@
 """Fixtures for the demo database tests: the built SQLite files and a real PostgreSQL server.
 
-The server comes from pytest-postgresql's factories, started in a temporary folder. PostgreSQL
-refuses to run as root, so when the tests run as root (as CI does) pg_ctl is called through a
-small wrapper that hands the data folder to the unprivileged `postgres` user and runs pg_ctl as
-that user. Without pg_ctl on PATH the PostgreSQL tests skip, saying why.
+The server comes from ``tests/pg_server.py`` (a throwaway server in its own temporary folder,
+run as the ``postgres`` user when the tests run as root); without the PostgreSQL binaries the
+PostgreSQL tests skip, saying why. Its folder is kept outside pytest's own temporary folders,
+which pytest may make private again mid-run.
 """
 
 from __future__ import annotations
 
-import os
-import pwd
-import shutil
-import tempfile
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pytest_postgresql import factories
 
 from pytest_nl2sql.demo import build_demo_databases
+from tests.pg_server import PgServer, server_or_skip
 
-PG_CTL = shutil.which("pg_ctl")
-PG_USER = "postgres"
-AS_ROOT = os.geteuid() == 0
-# The factory needs the executable's path now; the file itself is written by pg_ctl_wrapper.
-WRAPPER = Path(tempfile.gettempdir()) / f"nl2sql-demo-pg_ctl-{os.getpid()}"
-
-WRAPPER_SCRIPT = """#!/bin/sh
-# pg_ctl will not run as root: give the data folder's parent to {user} (and let it through the
-# folders above), then run the real pg_ctl as {user}.
-prev=""
-for arg in "$@"; do
-  if [ "$prev" = "-D" ] || [ "$prev" = "--pgdata" ]; then
-    parent=$(dirname "$arg")
-    chown {user} "$parent"
-    dir="$parent"
-    while [ "$dir" != "/" ]; do chmod o+x "$dir"; dir=$(dirname "$dir"); done
-  fi
-  prev="$arg"
-done
-exec setpriv --reuid={user} --regid={user} --init-groups {pg_ctl} "$@"
-"""
-
-demo_postgresql_proc = factories.postgresql_proc(
-    executable=str(WRAPPER) if AS_ROOT else PG_CTL, port=None
-)
-demo_postgresql = factories.postgresql("demo_postgresql_proc")
+_names = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def pg_ctl_wrapper() -> Iterator[None]:
-    """Skip without pg_ctl; as root, write the wrapper that runs pg_ctl as the postgres user."""
-    if PG_CTL is None:
-        pytest.skip("pg_ctl is not on PATH: install the PostgreSQL server to run this test")
-    if not AS_ROOT:
-        yield
-        return
-    try:
-        pwd.getpwnam(PG_USER)
-    except KeyError:
-        pytest.skip(f"running as root and there is no {PG_USER!r} user to run PostgreSQL as")
-    if shutil.which("setpriv") is None:
-        pytest.skip("running as root and setpriv (util-linux) is missing to run pg_ctl as postgres")
-    WRAPPER.write_text(WRAPPER_SCRIPT.format(user=PG_USER, pg_ctl=PG_CTL))
-    WRAPPER.chmod(0o755)
-    yield
-    WRAPPER.unlink(missing_ok=True)
+def demo_pg() -> Iterator[PgServer]:
+    with server_or_skip(prefix="nl2sql-demo-pg-") as server:
+        yield server
 
 
 @pytest.fixture
-def postgresql_url(pg_ctl_wrapper: None, request: pytest.FixtureRequest) -> str:
+def postgresql_url(demo_pg: PgServer) -> str:
     """A SQLAlchemy URL of a fresh, empty database on a real PostgreSQL server."""
-    connection = request.getfixturevalue("demo_postgresql")
-    info = connection.info
-    return f"postgresql+psycopg://{info.user}@{info.host}:{info.port}/{info.dbname}"
+    return demo_pg.create_database(f"demo_{next(_names)}")
 
 
 @pytest.fixture(scope="session")
