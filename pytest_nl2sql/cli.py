@@ -84,7 +84,9 @@ def _project(config_path: str | None, near: str) -> object:
 
     if config_path:
         return load_config(config_path)
-    start = Path(near).resolve().parent
+    start = Path(near).resolve()
+    if not start.is_dir():
+        start = start.parent
     for folder in (start, *start.parents):
         found = find_config(folder)
         if found is not None:

@@ -110,6 +110,8 @@ class Nl2sqlRun:
     def check_mode(self, path: Path, suite: EvalSuite) -> None:
         if self.settings.mode != "plans" or self.settings.predictions is not None:
             return
+        if self._engine is not None and not getattr(self._engine, "needs_llm", True):
+            return  # an engine with its own model never asks for the case's plan
         lacking = [
             c.id
             for c in suite.cases
@@ -132,7 +134,9 @@ class Nl2sqlRun:
                 "--nl2sql-regenerate rewrites suites once, in one process: run it without -n (or with -n 0)"
             )
         if self.settings.suites and not self.config.option.collectonly:
-            _ = self.engine  # no engine is a usage error now, not a failure per item
+            engine = self.engine  # no engine is a usage error now, not a failure per item
+            if self.settings.mode == "full" and getattr(engine, "needs_llm", True) and self.settings.predictions is None:
+                self.shared_llm()  # a missing key or llm section is a usage error now, too
         for path in self.settings.suites:
             try:
                 suite = load_suite(path)
@@ -166,13 +170,22 @@ class Nl2sqlRun:
                 if item.case.outcome[item.role] is Outcome.UNANSWERABLE or not item.case.answerable:
                     plan = {"kind": "not_answerable", "reason": "the case is unanswerable"}
             return FakeLLM({item.case.question: plan} if plan is not None else {})
+        if not getattr(self._engine, "needs_llm", True):
+            return None
+        return self.shared_llm()
+
+    def shared_llm(self) -> Any:
+        """The configured LLM of mode full, built once per process."""
         if self._llm is None:
             project = self.project
             if project is None:
                 raise pytest.UsageError("--nl2sql-mode full needs nl2sql.yaml with an llm section")
-            from .llm import OpenAICompatibleLLM
+            from .llm import LLMError, OpenAICompatibleLLM
 
-            self._llm = OpenAICompatibleLLM.from_config(project.llm)
+            try:
+                self._llm = OpenAICompatibleLLM.from_config(project.llm)
+            except LLMError as exc:
+                raise pytest.UsageError(f"--nl2sql-mode full: {exc}") from None
         return self._llm
 
     # -- one item ------------------------------------------------------------------

@@ -210,6 +210,7 @@ class Nl2sqlSession:
                 verdict = "xfail-fixed"
                 record["baseline"] = "fixed"
                 if self.run.settings.strict_baseline:
+                    verdict = "failed"
                     report.outcome = "failed"
                     report.longrepr = f"{key}: a known failure now passes (strict baseline): remove it with --nl2sql-update-baseline"
         record["verdict"] = verdict
@@ -226,7 +227,7 @@ class Nl2sqlSession:
                 self.crashed.append(report.nodeid)
             return
         self.records[record["nodeid"]] = record
-        if record.get("verdict") == "xfail-fixed":
+        if record.get("baseline") == "fixed":
             self.fixed.append(record["nodeid"])
 
     def _is_ours(self, nodeid: str) -> bool:

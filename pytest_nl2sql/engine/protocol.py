@@ -65,3 +65,10 @@ class Engine(Protocol):
     def route(self, question: str, role: str) -> RouteResult: ...
 
     def answer(self, question: str, role: str, llm: Any) -> Answer: ...
+
+
+# Optional attributes an engine may have (read with getattr):
+#   needs_llm = False      the engine has its own model: mode plans does not ask cases for plans,
+#                          mode full builds no LLM client (no key needed), llm is passed as None
+#   refusal_message = "…"  the one generic message its refusals carry (the outcome scorer checks it)
+#   answer_case(case, role, llm) -> Answer   called instead of answer() when present

@@ -198,6 +198,8 @@ def sqlite_string_fallback(sql: str, columns: Iterable[str]) -> str | None:
 class ReplayEngine:
     """An engine whose SQL comes from a predictions file; see the module docstring."""
 
+    needs_llm = False  # answers come from the predictions file, never from an LLM
+
     refusal_message = REFUSAL_MESSAGE
 
     def __init__(self, predictions: Iterable[Prediction], project: Any, *, registry: DatasourceRegistry | None = None) -> None:
