@@ -221,7 +221,7 @@ class RunReport:
             if s[key]:
                 out.append(f" {title}:")
                 out.extend(self._line(k, v) for k, v in s[key].items())
-        for label in ("fixed", "crashed"):
+        for label in ("fixed",):
             items = meta.get(label) or []
             if items:
                 out.append(f" {label}: {', '.join(items)}")

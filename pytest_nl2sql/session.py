@@ -37,6 +37,7 @@ class Nl2sqlSession:
         self.started = time.time()
         self.records: dict[str, dict[str, Any]] = {}
         self.crashed: list[str] = []
+        self.workers_down: list[str] = []
         self.fixed: list[str] = []
         self.ran: list[tuple[Path, str, bool, str, str]] = []
         self.worker_count = 0
@@ -84,7 +85,8 @@ class Nl2sqlSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         if error:
-            self.crashed.append(f"worker {getattr(node, 'gateway', node).id if hasattr(node, 'gateway') else node}: {error}")
+            name = node.gateway.id if hasattr(node, "gateway") else str(node)
+            self.workers_down.append(f"{name}: {error}")
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.run.precheck()
@@ -222,9 +224,10 @@ class Nl2sqlSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "nl2sql", None)
         if record is None:
-            if report.failed and report.when == "call" and "[" in report.nodeid and self._is_ours(report.nodeid):
-                # an item whose worker crashed: reported, not dropped
-                self.crashed.append(report.nodeid)
+            if report.failed and report.when not in ("setup", "teardown") and "[" in report.nodeid and self._is_ours(report.nodeid):
+                # an item whose worker crashed (xdist reports it with no record): reported, not dropped
+                if report.nodeid not in self.crashed:
+                    self.crashed.append(report.nodeid)
             return
         self.records[record["nodeid"]] = record
         if record.get("baseline") == "fixed":
@@ -305,6 +308,8 @@ class Nl2sqlSession:
             terminalreporter.write_line(line)
         if self.crashed:
             terminalreporter.write_line(f" crashed (not scored): {', '.join(self.crashed)}", red=True)
+        if self.workers_down:
+            terminalreporter.write_line(f" workers down: {', '.join(self.workers_down)}", red=True)
         if self.run.settings.out is not None:
             terminalreporter.write_line(f" JSON report: {self.run.settings.out}")
 

@@ -175,3 +175,44 @@ def test_junitxml_carries_scores_and_github_summary_is_written(
     text = summary.read_text()
     assert text.startswith("### pytest-nl2sql (plans mode)")
     assert "| **accuracy** | 100.0% | 7/7 |" in text
+
+
+def test_a_crashed_worker_is_reported_not_dropped(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(
+        """
+        import os
+        from pytest_nl2sql.engine.reference import ReferenceEngine
+
+        class Crashing(ReferenceEngine):
+            def answer(self, question, role, llm):
+                if "media type" in question and role == "admin":
+                    os._exit(3)  # the worker process dies mid-item
+                return super().answer(question, role, llm)
+
+        def pytest_nl2sql_make_engine(config, project):
+            return Crashing(project)
+        """
+    )
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "--nl2sql-out", "r.json", "-p", "no:cacheprovider")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*crashed (not scored): evals/mini.yaml::mini_002?admin?*"])
+    data = json.loads((project / "r.json").read_text())
+    assert "evals/mini.yaml::mini_002[admin]" in data["run"]["crashed"]
+
+
+def test_the_chinook_suite_gives_the_same_report_under_xdist(pytester: pytest.Pytester, demo_dir: Path) -> None:
+    import shutil
+
+    root = pytester.path
+    (root / "data").symlink_to(demo_dir / "data")
+    shutil.copy(demo_dir / "nl2sql.yaml", root / "nl2sql.yaml")
+    (root / "evals").mkdir()
+    shutil.copy(demo_dir / "evals" / "chinook.yaml", root / "evals" / "chinook.yaml")
+    args = ["--nl2sql-suite", "evals/chinook.yaml", "-p", "no:cacheprovider"]
+    serial = pytester.runpytest_subprocess(*args, "-n", "0", "--nl2sql-out", "r0.json")
+    parallel = pytester.runpytest_subprocess(*args, "-n", "2", "--nl2sql-out", "r2.json")
+    assert serial.ret == parallel.ret == 0
+    a = _strip_timings(json.loads((root / "r0.json").read_text()))
+    b = _strip_timings(json.loads((root / "r2.json").read_text()))
+    assert a == b
+    assert a["summary"]["passed"] == len(a["items"]) > 150
