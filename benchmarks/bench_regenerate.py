@@ -22,8 +22,8 @@ from ruamel.yaml import CSafeLoader
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_nl2sql.datasources import Adapter, DatasourceRegistry  # noqa: E402
 from pytest_nl2sql.config import load_config  # noqa: E402
+from pytest_nl2sql.datasources import Adapter, DatasourceRegistry  # noqa: E402
 from pytest_nl2sql.loader import load_suite  # noqa: E402
 from pytest_nl2sql.regenerate import regenerate  # noqa: E402
 
