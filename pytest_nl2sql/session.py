@@ -101,14 +101,8 @@ class Nl2sqlSession:
         project = self.run.project
         if project is None:
             raise pytest.UsageError("--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources)")
-        if settings.seed:
-            if getattr(self.config.option, "numprocesses", None):
-                raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
-            from .seed import run_seed
-
-            self.upkeep_status["seed"] = run_seed(
-                settings.seed, settings.seed_out, project, count=settings.seed_count, echo=self.upkeep_lines.append
-            )
+        if settings.seed and getattr(self.config.option, "numprocesses", None):
+            raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
         if settings.audit:
             from .audit import run_audit
 
@@ -124,8 +118,21 @@ class Nl2sqlSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-        if self.run.settings.regenerate and not _is_worker(config):
+        if _is_worker(config):
+            return
+        if self.run.settings.regenerate:
             self.regenerate_selected([i for i in items if isinstance(i, CaseItem)])
+        if self.run.settings.seed:
+            self.seed_drafts()
+
+    def seed_drafts(self) -> None:
+        """--nl2sql-seed: write the drafts file, after collection, in this one process."""
+        from .seed import run_seed
+
+        settings = self.run.settings
+        self.upkeep_status["seed"] = run_seed(
+            settings.seed, settings.seed_out, self.run.project, count=settings.seed_count, echo=self.upkeep_lines.append
+        )
 
     def regenerate_selected(self, items: list[CaseItem]) -> None:
         """Rewrite rows of the selected cases (after collection, in this one process), then

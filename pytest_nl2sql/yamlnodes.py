@@ -17,7 +17,13 @@ import math
 import re
 from typing import Any
 
-from ruamel.yaml.cyaml import CParser
+try:
+    from ruamel.yaml.cyaml import CParser
+except ImportError as exc:  # pragma: no cover - the C extension is a declared dependency
+    raise ImportError(
+        "pytest-nl2sql reads suites with ruamel.yaml's C extension (libyaml), which is missing: "
+        "pip install 'ruamel.yaml[libyaml]'"
+    ) from exc
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.tag import Tag
