@@ -59,7 +59,7 @@ class SuiteFile(pytest.File):
     def collect(self) -> Iterator[CaseItem]:
         run: Nl2sqlRun = self.config.stash[RUN_KEY]
         try:
-            suite = load_suite(self.path)
+            suite = load_suite(self.path, write_cache=False)  # the session start filled the cache
         except SuiteError as exc:
             raise self.CollectError(str(exc)) from None
         self.suite = suite

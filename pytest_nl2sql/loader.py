@@ -682,8 +682,11 @@ def read_suite_bytes(path: str | os.PathLike[str]) -> bytes:
         raise SuiteError([Problem(shown, 0, 0, f"cannot read: {exc.strerror or exc}")]) from None
 
 
-def load_suite(path: str | os.PathLike[str], *, strict: bool = True, use_cache: bool = True) -> EvalSuite:
-    """Load and check one suite file (cached on its bytes)."""
+def load_suite(
+    path: str | os.PathLike[str], *, strict: bool = True, use_cache: bool = True, write_cache: bool = True
+) -> EvalSuite:
+    """Load and check one suite file (cached on its bytes; ``write_cache=False`` only reads
+    the cache, as collection does, which writes nothing)."""
     shown = str(path)
     data = read_suite_bytes(path)
     digest = hashlib.sha256(data).hexdigest()
@@ -693,7 +696,7 @@ def load_suite(path: str | os.PathLike[str], *, strict: bool = True, use_cache: 
         if isinstance(hit, EvalSuite):
             return hit
     suite = parse_suite(_decode(data, shown), shown, strict=strict, sha256=digest)
-    if use_cache:
+    if use_cache and write_cache:
         cache.put(key, suite)
     return suite
 

@@ -125,7 +125,7 @@ class Nl2sqlRun:
                 "add plans or run with --nl2sql-mode retrieval or full"
             )
 
-    def precheck(self) -> None:
+    def precheck(self, suites: list[Path] | None = None) -> None:
         """Fail fast, with one line, on options that cannot work (before collection)."""
         self.check_suites_exist()
         workers = getattr(self.config.option, "numprocesses", None)
@@ -133,13 +133,14 @@ class Nl2sqlRun:
             raise pytest.UsageError(
                 "--nl2sql-regenerate rewrites suites once, in one process: run it without -n (or with -n 0)"
             )
-        if self.settings.suites and not self.config.option.collectonly:
+        if (suites or self.settings.suites) and not self.config.option.collectonly:
             engine = self.engine  # no engine is a usage error now, not a failure per item
             if self.settings.mode == "full" and getattr(engine, "needs_llm", True) and self.settings.predictions is None:
                 self.shared_llm()  # a missing key or llm section is a usage error now, too
-        for path in self.settings.suites:
+        worker = hasattr(self.config, "workerinput")
+        for path in suites if suites is not None else self.settings.suites:
             try:
-                suite = load_suite(path)
+                suite = load_suite(path, write_cache=not worker)  # the controller fills the cache once
             except SuiteError:
                 continue  # collection reports it, with every problem
             self.check_mode(path, suite)

@@ -89,7 +89,7 @@ class Nl2sqlSession:
             self.workers_down.append(f"{name}: {error}")
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.run.precheck()
+        self.run.precheck(sorted(self._suite_paths))
         if not _is_worker(self.config):
             self._upkeep()
 
