@@ -109,6 +109,10 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
             except QueryError as exc:
                 why = f"{label} failed: {exc.message}"
                 break
+            dupes = sorted({c for c in res.columns if list(res.columns).count(c) > 1})
+            if dupes:
+                why = f"{label}: the result names column {', '.join(map(repr, dupes))} twice (give each column its own alias)"
+                break
             if res.truncated:
                 why = f"{label}: the result was cut at the datasource's row limit ({adapter.row_limit} rows)"
                 break

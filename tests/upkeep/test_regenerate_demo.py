@@ -96,3 +96,28 @@ def test_a_packaged_suite_is_refused_without_the_flag(project: Path) -> None:
     assert result.returncode == 1
     assert "a suite the package ships is not yours to rewrite" in result.stderr
     assert shipped.read_bytes() == copy.read_bytes()
+
+
+def test_a_result_with_a_repeated_column_name_is_refused_not_squashed(tmp_path: Path) -> None:
+    import sqlite3
+
+    from pytest_nl2sql.config import load_config
+    from pytest_nl2sql.datasources import DatasourceRegistry
+    from pytest_nl2sql.regenerate import regenerate
+
+    con = sqlite3.connect(tmp_path / "db.sqlite")
+    con.execute("CREATE TABLE a (id INTEGER, name TEXT)")
+    con.execute("INSERT INTO a VALUES (1, 'x')")
+    con.commit()
+    con.close()
+    (tmp_path / "nl2sql.yaml").write_text("version: 1\ndatasources:\n  db: {url: 'sqlite:///db.sqlite'}\n")
+    suite = tmp_path / "s.yaml"
+    suite.write_text(
+        "version: 1\ncases:\n- id: c1\n  question: Which names?\n  datasources: [db]\n  status: approved\n"
+        "  outcome: {admin: allowed}\n  sql: SELECT name, name FROM a\n"
+    )
+    before = suite.read_bytes()
+    with DatasourceRegistry.from_config(load_config(tmp_path / "nl2sql.yaml")) as registry:
+        report = regenerate(suite, registry)
+    assert report.failed == (("c1", "sql: the result names column 'name' twice (give each column its own alias)"),)
+    assert suite.read_bytes() == before
