@@ -152,8 +152,16 @@ def load_into(url: str, name: str) -> None:
                 )
             metadata.create_all(connection)
             for table in metadata.sorted_tables:
+                # a table that references itself (Employee.ReportsTo) goes in row by row, parents
+                # first: some databases (DuckDB) check a multi-row insert's keys against the table
+                # as it was before the statement
+                self_ref = any(fk.column.table is table for fk in table.foreign_keys)
                 for batch in _batches(table, data[table.name]):
-                    connection.execute(table.insert(), batch)
+                    if self_ref:
+                        for row in batch:
+                            connection.execute(table.insert(), [row])
+                    else:
+                        connection.execute(table.insert(), batch)
     finally:
         engine.dispose()
 
