@@ -20,7 +20,7 @@ from .errors import SuiteError
 from .ledger import CostLedger
 from .loader import load_suite
 from .model import Status
-from .report import RunReport, run_meta
+from .report import RunReport, make_record, run_meta
 from .run import Nl2sqlRun
 
 __all__ = ["Nl2sqlSession"]
@@ -194,13 +194,8 @@ class Nl2sqlSession:
         return report
 
     def _verdict(self, item: CaseItem, report: pytest.TestReport) -> None:
-        record = dict(item.record or {})
-        if not record:
-            record = {"nodeid": item.nodeid, "suite": item.path.name, "case_id": item.case.id, "role": item.role,
-                      "kind": item.case.kind.value, "expected": item.expected.value, "tags": list(item.case.tags),
-                      "difficulty": item.case.difficulty.value if item.case.difficulty else None,
-                      "datasources": list(item.case.datasources), "mode": self.run.settings.mode, "status": None,
-                      "scores": {}, "cost_usd": 0.0, "latency_s": 0.0, "error": None, "skipped": None}
+        # an item that failed before scoring (setup, an internal error) still leaves a whole record
+        record = dict(item.record or make_record(item, self.run.settings.mode, None, None, []))
         failed_scores = [n for n, s in record.get("scores", {}).items() if s.get("passed") is False and s.get("gating")]
         baseline = self.run.baseline_for(item.path)
         key = self.run.baseline_key(item)
