@@ -138,12 +138,20 @@ class Nl2sqlRun:
             if self.settings.mode == "full" and getattr(engine, "needs_llm", True) and self.settings.predictions is None:
                 self.shared_llm()  # a missing key or llm section is a usage error now, too
         worker = hasattr(self.config, "workerinput")
+        roles_named: set[str] = set()
         for path in suites if suites is not None else self.settings.suites:
             try:
                 suite = load_suite(path, write_cache=not worker)  # the controller fills the cache once
             except SuiteError:
                 continue  # collection reports it, with every problem
             self.check_mode(path, suite)
+            roles_named.update(role for case in suite.cases for role in case.outcome)
+        unknown = sorted(self.settings.roles - roles_named) if self.settings.roles and roles_named else []
+        if unknown:
+            raise pytest.UsageError(
+                f"--nl2sql-roles: no case names the role {', '.join(map(repr, unknown))} "
+                f"(the suites' roles: {', '.join(sorted(roles_named))})"
+            )
 
     def register_suite(self, path: Path, suite: EvalSuite) -> None:
         self.suites[Path(path)] = suite

@@ -95,3 +95,9 @@ def test_reportinfo_points_at_the_case_line(pytester: pytest.Pytester, project: 
     path, line, name = item.reportinfo()
     case_line = (project / "evals" / "mini.yaml").read_text().splitlines().index("- id: mini_002")  # 0-based
     assert (Path(path).name, line, name) == ("mini.yaml", case_line, "mini_002 [admin]")
+
+
+def test_an_unknown_role_is_a_usage_error(pytester: pytest.Pytester, project: Path) -> None:
+    result = pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--nl2sql-roles", "viewr")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--nl2sql-roles: no case names the role 'viewr' (the suites' roles: admin, analyst, viewer)*"])
