@@ -10,6 +10,7 @@ spells it per dialect:
 * nulls sort as the smallest values unless a sort key says ``nulls: first|last``;
 * ``year``/``month``/... and ``date_format`` read dates stored as text
   (``'2009-01-01 00:00:00'``) as well as real dates and timestamps;
+* ``round`` rounds halves away from zero (``NUMERIC`` rounding in PostgreSQL);
 * ``cast`` to ``date``/``timestamp`` gives ``DATE(x)``/``DATETIME(x)`` text in SQLite.
 """
 
@@ -313,10 +314,12 @@ class _Compiler:
             return _UNARY[fn](this=args[0])
         if fn == "round":
             x = args[0]
+            if self.d == "postgres":
+                # PostgreSQL rounds to digits only for NUMERIC, and rounds a DOUBLE's halves to
+                # even (ROUND(2.5) is 2); NUMERIC rounds them away from zero, as SQLite does.
+                x = exp.Cast(this=x, to=exp.DataType.build("DECIMAL"))
             if len(args) == 1:
                 return exp.Round(this=x)
-            if self.d == "postgres":  # PostgreSQL rounds to digits only for NUMERIC
-                x = exp.Cast(this=x, to=exp.DataType.build("DECIMAL"))
             return exp.Round(this=x, decimals=args[1])
         if fn == "coalesce":
             return exp.Coalesce(this=args[0], expressions=args[1:])
