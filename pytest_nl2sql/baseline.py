@@ -55,6 +55,11 @@ class Baseline:
             raise BaselineError(f"{path}: not a baseline file ({exc})") from None
         if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("failures"), dict):
             raise BaselineError(f"{path}: a baseline is {{\"version\": 1, \"failures\": {{...}}}}")
+        bad = [k for k, v in data["failures"].items() if not isinstance(v, dict)]
+        if bad:
+            raise BaselineError(
+                f"{path}: failure {bad[0]!r} must map to {{\"scorer\": ..., \"reason\": ...}}, got {data['failures'][bad[0]]!r}"
+            )
         return cls(path, data["failures"])
 
     def known(self, key: str) -> dict[str, Any] | None:

@@ -63,6 +63,9 @@ class SuiteFile(pytest.File):
         except SuiteError as exc:
             raise self.CollectError(str(exc)) from None
         self.suite = suite
+        problems = run.project_problems(suite)
+        if problems:
+            raise self.CollectError("\n".join(problems))
         run.register_suite(self.path, suite)
         run.check_mode(self.path, suite)
         for case in suite.cases:

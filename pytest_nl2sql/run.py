@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .baseline import Baseline, baseline_key, beside
+from .baseline import Baseline, BaselineError, baseline_key, beside
 from .collect import CaseFailure
 from .engine.protocol import Answer, RouteResult
 from .errors import SuiteError
@@ -146,6 +146,10 @@ class Nl2sqlRun:
                 continue  # collection reports it, with every problem
             self.check_mode(path, suite)
             roles_named.update(role for case in suite.cases for role in case.outcome)
+            try:
+                self.baseline_for(Path(path))  # a broken baseline is a usage error, now
+            except BaselineError as exc:
+                raise pytest.UsageError(str(exc)) from None
         unknown = sorted(self.settings.roles - roles_named) if self.settings.roles and roles_named else []
         if unknown:
             raise pytest.UsageError(
@@ -155,6 +159,31 @@ class Nl2sqlRun:
 
     def register_suite(self, path: Path, suite: EvalSuite) -> None:
         self.suites[Path(path)] = suite
+
+    def project_problems(self, suite: EvalSuite) -> list[str]:
+        """Approved cases that name a datasource or role nl2sql.yaml does not have."""
+        project = self.project if self.settings.predictions is None else None
+        if project is None:
+            return []
+        import difflib
+
+        def hint(name: str, known: list[str]) -> str:
+            close = difflib.get_close_matches(name, known, n=1)
+            return f"did you mean {close[0]!r}?" if close else f"known: {', '.join(known)}"
+
+        datasources, roles = sorted(project.datasources), sorted(project.roles)
+        out = []
+        for case in suite.cases:
+            if case.status is not Status.APPROVED:
+                continue
+            where = f"{case.location}: case '{case.id}'" if case.location else f"case '{case.id}'"
+            for ds in case.datasources:
+                if ds not in project.datasources:
+                    out.append(f"{where}: unknown datasource {ds!r} in {project.path.name} ({hint(ds, datasources)})")
+            for role in case.outcome:
+                if role not in project.roles:
+                    out.append(f"{where}: unknown role {role!r} in {project.path.name} ({hint(role, roles)})")
+        return out
 
     # -- engine and LLM -------------------------------------------------------------
     @property

@@ -56,7 +56,7 @@ class ScoreContext:
 
 def _outcome(ctx: ScoreContext) -> Score | None:
     a = ctx.answer
-    if a is None:
+    if a is None or ctx.case.kind is Kind.ROUTING:  # a routing case is scored by routing alone
         return None
     exp = ctx.expected
     if exp is Outcome.ALLOWED:
@@ -119,6 +119,8 @@ def _routing(ctx: ScoreContext) -> Score | None:
             detail = f"ranked first: {r.top}, shortlist: {list(r.shortlist)}; the case needs {sorted(ctx.case.datasources)}"
         return Score("routing", ok, 1.0 if ok else 0.0, detail, data={"top": r.top, "shortlist": list(r.shortlist)})
     a = ctx.answer
+    if ctx.case.kind is Kind.ROUTING and a.status != "ok":
+        return Score("routing", False, 0.0, f"the engine gave no answer ({a.status}), so it used no datasource")
     if ctx.expected is not Outcome.ALLOWED or a.status != "ok":
         return None
     used = {d.lower() for d in a.datasources}

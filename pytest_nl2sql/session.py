@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .baseline import Baseline, BaselineError
-from .collect import CaseItem, SuiteFile, select_roles
+from .collect import CaseItem, SuiteFile, case_selected, select_roles
 from .errors import SuiteError
 from .ledger import CostLedger
 from .loader import load_suite
@@ -51,19 +51,33 @@ class Nl2sqlSession:
     # -- configuration ----------------------------------------------------------------
     def _setup(self) -> None:
         config, run = self.config, self.run
-        # suites default to what evals.yaml names when this is an nl2sql run: an nl2sql option
-        # was given, or plain `pytest` runs in a project folder (nl2sql.yaml in the rootdir)
-        in_project = (Path(str(config.rootpath)) / "nl2sql.yaml").is_file() and (
-            config.args_source != pytest.Config.ArgsSource.ARGS
-        )
-        suites = run.default_suites() if (run.settings.explicit or run.settings.suites or in_project) else ()
-        self._suite_paths = {Path(p).resolve() for p in suites}
+        source = config.args_source
+        explicit = bool(run.settings.explicit or run.settings.suites)
+        # an nl2sql option was given: run those suites (default: what evals.yaml names), alone
+        # unless test paths were given too
+        named = []  # suite files (or node ids in them) named on the command line
+        if source == pytest.Config.ArgsSource.ARGS:
+            for arg in config.args:
+                path = Path(arg.split("::")[0])
+                if path.suffix in (".yaml", ".yml") and path.is_file():
+                    named.append(path.resolve())
+        suites = run.default_suites() if explicit and (run.settings.suites or not named) else ()
+        known = {Path(p).resolve() for p in suites} | set(named)
         if suites:
-            if config.args_source != pytest.Config.ArgsSource.ARGS:
+            if source != pytest.Config.ArgsSource.ARGS:
                 config.args[:] = [str(p) for p in suites]
             else:
                 have = {Path(a.split("::")[0]).resolve() for a in config.args}
                 config.args.extend(str(p) for p in suites if Path(p).resolve() not in have)
+        # in a project folder (nl2sql.yaml in the rootdir), the suites evals.yaml names are
+        # collected wherever pytest's own walk meets them, beside the project's ordinary tests
+        if not explicit and (Path(str(config.rootpath)) / "nl2sql.yaml").is_file():
+            project_suites = [Path(p).resolve() for p in run.default_suites()]
+            known.update(project_suites)
+            if source == pytest.Config.ArgsSource.TESTPATHS:
+                have = {Path(a.split("::")[0]).resolve() for a in config.args}
+                config.args.extend(str(p) for p in project_suites if p not in have)
+        self._suite_paths = known
         if run.settings.mode == "full" or run.settings.max_cost is not None:
             if _is_worker(config):
                 path = config.workerinput.get("nl2sql_ledger")  # type: ignore[attr-defined]
@@ -174,12 +188,12 @@ class Nl2sqlSession:
                 suite = load_suite(path)
             except SuiteError:
                 continue
-            approved = [c for c in suite.cases if c.status is Status.APPROVED]
+            approved = [c for c in suite.cases if c.status is Status.APPROVED and case_selected(c, self.run)]
             roles = Counter(len(select_roles(c, self.run)) for c in approved)
             items = sum(k * v for k, v in roles.items())
             width = max(roles) if roles else 0
             lines.append(
-                f"nl2sql: {path.name} {len(approved)} approved cases x {width} roles = {items} items, "
+                f"nl2sql: {path.name} {len(approved)} approved cases x {width} role{'s' if width != 1 else ''} = {items} items, "
                 f"{suite.count(Status.DRAFT)} drafts, {suite.count(Status.RETIRED)} retired "
                 f"(mode {self.run.settings.mode})"
             )

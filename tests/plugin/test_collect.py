@@ -101,3 +101,36 @@ def test_an_unknown_role_is_a_usage_error(pytester: pytest.Pytester, project: Pa
     result = pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--nl2sql-roles", "viewr")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--nl2sql-roles: no case names the role 'viewr' (the suites' roles: admin, analyst, viewer)*"])
+
+
+def test_a_node_id_or_suite_path_on_the_command_line_runs(pytester: pytest.Pytester, project: Path) -> None:
+    result = pytester.runpytest("evals/mini.yaml::mini_001[viewer]")
+    result.assert_outcomes(passed=1)
+    result = pytester.runpytest("evals/mini.yaml", "--co", "-q")
+    assert len([line for line in result.outlines if "::" in line]) == 7
+
+
+def test_plain_pytest_in_a_project_runs_the_suites_and_the_projects_own_tests(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makepyfile(test_own="def test_own():\n    assert True\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=8)  # 7 suite items + the project's own test
+
+
+def test_a_broken_baseline_is_a_usage_error(pytester: pytest.Pytester, project: Path) -> None:
+    (project / "evals" / "mini.baseline.json").write_text('{"version": 1, "failures": [')
+    result = pytester.runpytest("--nl2sql-suite", "evals/mini.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*mini.baseline.json: not a baseline file*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_case_naming_an_unknown_datasource_or_role_is_a_collection_error(pytester: pytest.Pytester, project: Path) -> None:
+    (project / "evals" / "unk.yaml").write_text(
+        "version: 1\ncases:\n- id: u1\n  question: Which genres?\n  datasources: [chinok]\n  status: approved\n"
+        "  kind: routing\n  outcome: {analist: allowed}\n"
+    )
+    result = pytester.runpytest("--nl2sql-suite", "evals/unk.yaml", "--nl2sql-mode", "retrieval")
+    result.stdout.fnmatch_lines([
+        "*unk.yaml:3:3: case 'u1': unknown datasource 'chinok' in nl2sql.yaml (did you mean 'chinook'?)",
+        "*unk.yaml:3:3: case 'u1': unknown role 'analist' in nl2sql.yaml (did you mean 'analyst'?)",
+    ])
