@@ -19,7 +19,7 @@ import pytest
 from .baseline import Baseline, BaselineError, baseline_key, beside
 from .collect import CaseFailure
 from .engine.protocol import Answer, RouteResult
-from .errors import SuiteError
+from .errors import Nl2sqlError, SuiteError
 from .ledger import CostLedger
 from .loader import load_suite
 from .model import EvalSuite, Kind, Outcome, Status
@@ -135,6 +135,12 @@ class Nl2sqlRun:
             )
         if (suites or self.settings.suites) and not self.config.option.collectonly:
             engine = self.engine  # no engine is a usage error now, not a failure per item
+            check = getattr(engine, "check_setup", None)
+            if check is not None:
+                try:
+                    check()
+                except Nl2sqlError as exc:
+                    raise pytest.UsageError(str(exc)) from None
             if self.settings.mode == "full" and getattr(engine, "needs_llm", True) and self.settings.predictions is None:
                 self.shared_llm()  # a missing key or llm section is a usage error now, too
         worker = hasattr(self.config, "workerinput")

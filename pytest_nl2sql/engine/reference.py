@@ -12,6 +12,7 @@ from typing import Any
 
 from ..config import Config
 from ..datasources import DatasourceRegistry, QueryError, introspect
+from ..errors import Nl2sqlError
 from ..llm import PlanRequest
 from .compiler import CompileError, compile_plan
 from .plan import PlanError, PlanModel, plan_json_schema
@@ -20,7 +21,11 @@ from .resolver import QUESTION_NOT_ANSWERABLE, resolve
 from .router import DatasourceDoc, Router, doc_from_schema
 from .validator import REFUSAL_MESSAGE, validate_sql
 
-__all__ = ["ReferenceEngine", "make_engine"]
+__all__ = ["ReferenceEngine", "SetupError", "make_engine"]
+
+
+class SetupError(Nl2sqlError):
+    """The project's datasources or role policies cannot work as configured."""
 
 
 def make_engine(config: Config) -> ReferenceEngine:
@@ -64,6 +69,38 @@ class ReferenceEngine:
                 reranker = embedding_reranker(MiniLMEmbedder(r.reranker_model) if r.reranker_model else None)
             self._router = Router(docs, candidates=r.candidates, max_datasources=r.max_datasources, reranker=reranker)
         return self._router
+
+    def check_setup(self) -> None:
+        """Before a run: every datasource opens, and every table and column a role's allow or
+        deny list names exists (a typo in a deny list must not quietly let a role read data)."""
+        import difflib
+
+        problems: list[str] = []
+        tables: dict[str, dict[str, set[str]]] = {}
+        for name in self.config.datasources:
+            try:
+                schema = self.schema(name)
+            except Exception as exc:  # unreachable, wrong URL, missing driver
+                problems.append(str(getattr(exc, "message", None) or exc))
+                continue
+            tables[name.lower()] = {t.lower(): {c.lower() for c in cols} for t, cols in schema.items()}
+        for role in self.config.roles.values():
+            named_tables = set(role.deny_tables) | set(role.allow_tables or ())
+            named_columns = set(role.deny_columns) | set(role.allow_columns or ())
+            for ds, table in sorted(named_tables | {(d, t) for d, t, _ in named_columns}):
+                known = tables.get(ds)
+                if known is not None and table not in known:
+                    close = difflib.get_close_matches(table, sorted(known), n=1)
+                    hint = f" (did you mean {ds}.{close[0]}?)" if close else ""
+                    problems.append(f"roles.{role.name}: unknown table {ds}.{table}{hint}")
+            for ds, table, column in sorted(named_columns):
+                known = tables.get(ds, {}).get(table)
+                if known is not None and column not in known:
+                    close = difflib.get_close_matches(column, sorted(known), n=1)
+                    hint = f" (did you mean {ds}.{table}.{close[0]}?)" if close else ""
+                    problems.append(f"roles.{role.name}: unknown column {ds}.{table}.{column}{hint}")
+        if problems:
+            raise SetupError(f"{self.config.path}: " + "; ".join(problems))
 
     # -- the protocol ----------------------------------------------------------------
     def route(self, question: str, role: str) -> RouteResult:

@@ -134,3 +134,11 @@ def test_a_case_naming_an_unknown_datasource_or_role_is_a_collection_error(pytes
         "*unk.yaml:3:3: case 'u1': unknown datasource 'chinok' in nl2sql.yaml (did you mean 'chinook'?)",
         "*unk.yaml:3:3: case 'u1': unknown role 'analist' in nl2sql.yaml (did you mean 'analyst'?)",
     ])
+
+
+def test_a_typo_in_a_deny_list_stops_the_run_before_anything_is_read(pytester: pytest.Pytester, project: Path) -> None:
+    cfg = project / "nl2sql.yaml"
+    cfg.write_text(cfg.read_text().replace("tables: [chinook.Employee]", "tables: [chinook.Employe]", 1))
+    result = pytester.runpytest("--nl2sql-suite", "evals/mini.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*roles.analyst: unknown table chinook.employe (did you mean chinook.employee?)*"])
