@@ -258,6 +258,9 @@ def run_rate(
     config: Config, run_id: int, good: bool, role: str | None = None, *, echo: Callable[[str], None] = print
 ) -> int:
     """The ``nl2sql feedback rate`` entry point: rate one run; print what was done; exit status."""
+    if role is not None and role not in config.roles:
+        echo(f"nl2sql: unknown role {role!r} (known: {', '.join(sorted(config.roles))})")
+        return 1
     try:
         store_for(config).rate(run_id, good=good, role=role)
     except FeedbackError as exc:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from .errors import Problem, SuiteError
@@ -136,6 +137,7 @@ def migrate(
     text, _ = load_text(old)
     plans = load_legacy_plans(plans_path) if plans_path else None
     out = migrate_text(text, plans, str(old))
-    suite = parse_suite(out, str(new))
+    parse_suite(out, str(old))  # checked first; problems name the file the user wrote
+    Path(new).parent.mkdir(parents=True, exist_ok=True)
     write_atomic(new, out)
-    return suite
+    return parse_suite(out, str(new))

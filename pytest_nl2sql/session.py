@@ -117,6 +117,17 @@ class Nl2sqlSession:
             raise pytest.UsageError("--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources)")
         if settings.seed and getattr(self.config.option, "numprocesses", None):
             raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
+        if settings.seed:  # bad seed options stop the run before anything runs
+            from .drafts import DraftTargetRefused, check_draft_target
+
+            if settings.seed not in project.datasources:
+                raise pytest.UsageError(
+                    f"--nl2sql-seed: unknown datasource {settings.seed!r} (known: {', '.join(sorted(project.datasources))})"
+                )
+            try:
+                check_draft_target(settings.seed_out, config=project)
+            except DraftTargetRefused as exc:
+                raise pytest.UsageError(str(exc)) from None
         if settings.audit:
             from .audit import run_audit
 

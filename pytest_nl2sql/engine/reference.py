@@ -124,8 +124,9 @@ class ReferenceEngine:
         cost = 0.0
         try:
             policy = self.config.role(role)
-        except Exception as exc:
-            return Answer(status="error", error=str(exc), message=str(exc))
+        except KeyError as exc:  # an unknown role
+            message = str(exc.args[0]) if exc.args else str(exc)
+            return Answer(status="error", error=message, message=message)
         routing = self.route(question, role)
         retrieved = {"retrieved_tables": routing.tables, "retrieved_columns": routing.columns}
 
