@@ -8,25 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import pytest_nl2sql.engine.reference  # noqa: F401  (imported once: pytester's in-process runs reuse it)
-import pytest_nl2sql.llm  # noqa: F401
-from pytest_nl2sql.init import init_demo
+from tests.demo_fixtures import _isolated_cache, demo_dir  # noqa: F401  (shared fixtures)
 
 from .blocks import named_block
-
-
-@pytest.fixture(scope="session")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh `nl2sql init --demo` project (built once; tests copy what they change)."""
-    root = tmp_path_factory.mktemp("docs-demo")
-    init_demo(root)
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NL2SQL_CACHE_DIR", str(tmp_path / "nl2sql-cache"))
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
 @pytest.fixture

@@ -7,12 +7,10 @@ from pathlib import Path
 
 import pytest
 
-import pytest_nl2sql.engine.reference  # noqa: F401  (imported once: pytester's in-process runs reuse it)
-import pytest_nl2sql.llm  # noqa: F401
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.datasources import DatasourceRegistry
-from pytest_nl2sql.init import init_demo
 from pytest_nl2sql.regenerate import regenerate
+from tests.demo_fixtures import _isolated_cache, demo_dir  # noqa: F401  (shared fixtures)
 
 MINI_SUITE = """\
 # A small suite over the demo's Chinook database, for the plugin's own tests.
@@ -125,19 +123,6 @@ cases:
   tags: [webanalytics]
   outcome: {admin: allowed}
 """
-
-
-@pytest.fixture(scope="session")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("demo")
-    init_demo(root)
-    return root
-
-
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NL2SQL_CACHE_DIR", str(tmp_path / "nl2sql-cache"))
-    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
 
 
 @pytest.fixture
