@@ -30,6 +30,12 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+def _add_args(config: pytest.Config, paths: Any) -> None:
+    """Append suite paths to pytest's arguments, unless already named there."""
+    have = {Path(a.split("::")[0]).resolve() for a in config.args}
+    config.args.extend(str(p) for p in paths if Path(p).resolve() not in have)
+
+
 class Nl2sqlSession:
     def __init__(self, config: pytest.Config, run: Nl2sqlRun) -> None:
         self.config = config
@@ -67,16 +73,14 @@ class Nl2sqlSession:
             if source != pytest.Config.ArgsSource.ARGS:
                 config.args[:] = [str(p) for p in suites]
             else:
-                have = {Path(a.split("::")[0]).resolve() for a in config.args}
-                config.args.extend(str(p) for p in suites if Path(p).resolve() not in have)
+                _add_args(config, suites)
         # in a project folder (nl2sql.yaml in the rootdir), the suites evals.yaml names are
         # collected wherever pytest's own walk meets them, beside the project's ordinary tests
         if not explicit and (Path(str(config.rootpath)) / "nl2sql.yaml").is_file():
             project_suites = [Path(p).resolve() for p in run.default_suites()]
             known.update(project_suites)
             if source == pytest.Config.ArgsSource.TESTPATHS:
-                have = {Path(a.split("::")[0]).resolve() for a in config.args}
-                config.args.extend(str(p) for p in project_suites if p not in have)
+                _add_args(config, project_suites)
         self._suite_paths = known
         if run.settings.mode == "full" or run.settings.max_cost is not None:
             if _is_worker(config):

@@ -321,10 +321,12 @@ def _same(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) ->
     if len(old) != len(new):
         return False
     for a, b in zip(old, new, strict=True):
-        if list(a.items()) != [(k, normalize_value(v)) for k, v in b.items()]:
+        if list(a) != list(b):
             return False
-        if any(type(x) is not type(normalize_value(y)) for x, y in zip(a.values(), b.values(), strict=True)):
-            return False
+        for x, y in zip(a.values(), b.values(), strict=True):
+            y = normalize_value(y)
+            if type(x) is not type(y) or x != y:
+                return False
     return True
 
 
