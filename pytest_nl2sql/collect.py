@@ -7,7 +7,7 @@ worker. Node ids are stable: ``evals/chinook.yaml::chinook_001[analyst]``.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -15,10 +15,19 @@ from .errors import SuiteError
 from .loader import load_suite
 from .model import EvalCase, EvalSuite, Kind, Outcome, Status
 
-if TYPE_CHECKING:
-    from .run import Nl2sqlRun
+__all__ = ["CaseFailure", "CaseItem", "ItemRunner", "SuiteFile", "select_roles"]
 
-__all__ = ["CaseFailure", "CaseItem", "SuiteFile", "select_roles"]
+
+class ItemRunner(Protocol):
+    """What collection needs of the run (``plugin.run.Nl2sqlRun`` is one); collection never
+    imports the run, the run imports collection."""
+
+    settings: Any
+
+    def project_problems(self, suite: EvalSuite) -> list[str]: ...
+    def register_suite(self, path: Any, suite: EvalSuite) -> None: ...
+    def check_mode(self, path: Any, suite: EvalSuite) -> None: ...
+    def run_item(self, item: CaseItem) -> None: ...
 
 
 class CaseFailure(Exception):
@@ -29,7 +38,7 @@ class SuiteCollectError(Exception):
     pass
 
 
-def select_roles(case: EvalCase, run: Nl2sqlRun) -> list[str]:
+def select_roles(case: EvalCase, run: ItemRunner) -> list[str]:
     """The roles a case runs as in this run."""
     if case.kind is Kind.ROUTING:
         return list(case.outcome)[:1]
@@ -43,7 +52,7 @@ def select_roles(case: EvalCase, run: Nl2sqlRun) -> list[str]:
     return roles
 
 
-def case_selected(case: EvalCase, run: Nl2sqlRun) -> bool:
+def case_selected(case: EvalCase, run: ItemRunner) -> bool:
     wanted = run.settings.cases
     if wanted is None:
         return True
@@ -57,7 +66,7 @@ class SuiteFile(pytest.File):
     suite: EvalSuite | None = None
 
     def collect(self) -> Iterator[CaseItem]:
-        run: Nl2sqlRun = self.config.stash[RUN_KEY]
+        run: ItemRunner = self.config.stash[RUN_KEY]
         try:
             suite = load_suite(self.path, write_cache=False)  # the session start filled the cache
         except SuiteError as exc:
@@ -105,7 +114,7 @@ class CaseItem(pytest.Item):
         self.record: dict[str, Any] | None = None
 
     def runtest(self) -> None:
-        run: Nl2sqlRun = self.config.stash[RUN_KEY]
+        run: ItemRunner = self.config.stash[RUN_KEY]
         run.run_item(self)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -118,4 +127,4 @@ class CaseItem(pytest.Item):
         return self.path, line, f"{self.case.id} [{self.role}]"
 
 
-RUN_KEY = pytest.StashKey["Nl2sqlRun"]()
+RUN_KEY = pytest.StashKey[ItemRunner]()
