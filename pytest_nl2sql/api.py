@@ -195,11 +195,10 @@ class Engine:
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] = "nl2sql.yaml") -> Engine:
-        from .run import import_object
+        from .engine_factory import build_engine
 
         config = load_config(path)
-        factory = import_object(config.engine)
-        return cls(config, factory(config))
+        return cls(config, build_engine(config.engine, config))  # checked as the plugin checks it
 
     def route(self, question: str, role: str) -> Any:
         return self.engine.route(question, role)

@@ -16,6 +16,7 @@ items that did not run.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -51,14 +52,16 @@ class Baseline:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return cls(path)
-        except (OSError, ValueError) as exc:
-            raise BaselineError(f"{path}: not a baseline file ({exc})") from None
+        except RecursionError:  # e.g. 100,000 nested '[' (json recurses once per level)
+            raise BaselineError(f"{path}: not a baseline file (nested too deeply to read)") from None
+        except (OSError, ValueError) as exc:  # ValueError: not JSON, not UTF-8, a 5,000-digit number
+            raise BaselineError(f"{path}: not a baseline file ({str(exc)[:200]})") from None
         if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("failures"), dict):
             raise BaselineError(f"{path}: a baseline is {{\"version\": 1, \"failures\": {{...}}}}")
         bad = [k for k, v in data["failures"].items() if not isinstance(v, dict)]
         if bad:
             raise BaselineError(
-                f"{path}: failure {bad[0]!r} must map to {{\"scorer\": ..., \"reason\": ...}}, got {data['failures'][bad[0]]!r}"
+                f"{path}: failure {bad[0]!r} must map to {{\"scorer\": ..., \"reason\": ...}}, got {reprlib.repr(data['failures'][bad[0]])}"
             )
         return cls(path, data["failures"])
 

@@ -1,9 +1,15 @@
 """An on-disk cache of loaded suites, keyed on the suite's path and bytes.
 
 Loading a large suite is the slowest part of collection, and under xdist every worker
-collects the same files. A suite whose bytes did not change is read back from a pickle
+collects the same files. A suite whose bytes did not change is read back from its cache entry
 instead. Entries are written to a temporary file and moved into place (``os.replace``), so a
 concurrent reader sees a whole entry or none; a broken entry is ignored and rewritten.
+
+The format is JSON of the suite's plain data (``_FORMAT`` 2): a cache folder is a folder of the
+user's, so an entry must never be able to run code when read (a pickle can). Reading one is
+``json.loads`` plus building the cases, and anything unexpected in it is only a miss. Each case
+is one JSON list in the order of ``_FIELDS``; enums are their values; a suite whose ``plan``
+values have keys that are not text (JSON would turn them into text) is not cached.
 
 The folder is ``$NL2SQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-nl2sql``, else
 ``~/.cache/pytest-nl2sql``; ``NL2SQL_CACHE_DIR=off`` disables the cache.
@@ -12,17 +18,27 @@ The folder is ``$NL2SQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-nl2sql``, els
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .model import Difficulty, EvalCase, EvalSuite, Kind, Location, Origin, Outcome, Status
 
-__all__ = ["cache_dir", "get", "key", "put"]
+__all__ = ["cache_dir", "decode_suite", "encode_suite", "get", "key", "put"]
 
-_FORMAT = 1
+_FORMAT = 2
+_SUFFIX = ".json"
+#: An entry larger than this is not read (a suite is at most 32 MiB of YAML).
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+
+_FIELDS = (
+    "id", "question", "datasources", "outcome", "status", "kind", "origin", "difficulty", "tags",
+    "paraphrase_group", "tables", "columns", "order_matters", "sql", "rows", "alt_sql", "alt_rows",
+    "plan", "match", "location",
+)  # fmt: skip
 
 
 def cache_dir() -> Path | None:
@@ -40,28 +56,130 @@ def key(path: str, digest: str, *extra: Any) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def get(name: str) -> Any:
+# -- the format -------------------------------------------------------------------------
+
+
+def _text_keys(value: Any) -> bool:
+    """Do all maps in ``value`` have text keys (so JSON keeps them as they are)?"""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if type(v) is dict:
+            for k, item in v.items():
+                if type(k) is not str:
+                    return False
+                if type(item) is dict or type(item) is list:
+                    stack.append(item)
+        elif type(v) is list:
+            stack.extend(i for i in v if type(i) is dict or type(i) is list)
+    return True
+
+
+def encode_suite(suite: EvalSuite) -> str | None:
+    """The suite as cache text, or None when JSON could not keep it exactly."""
+    cases = []
+    for c in suite.cases:
+        if c.plan is not None and not _text_keys(c.plan):
+            return None
+        loc = c.location
+        cases.append(
+            [
+                c.id, c.question, c.datasources, {r: o.value for r, o in c.outcome.items()}, c.status.value,
+                c.kind.value, c.origin.value, c.difficulty.value if c.difficulty is not None else None, c.tags,
+                c.paraphrase_group, c.tables, c.columns, c.order_matters, c.sql, c.rows, c.alt_sql, c.alt_rows,
+                c.plan, c.match,
+                None if loc is None else [loc.line, loc.column] if loc.path == suite.path else [loc.line, loc.column, loc.path],
+            ]  # fmt: skip
+        )
+    data = {
+        "format": _FORMAT,
+        "path": suite.path,
+        "version": suite.version,
+        "match": suite.match,
+        "sha256": suite.sha256,
+        "cases": cases,
+    }
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+_STATUS = {e.value: e for e in Status}
+_KIND = {e.value: e for e in Kind}
+_ORIGIN = {e.value: e for e in Origin}
+_DIFFICULTY = {e.value: e for e in Difficulty}
+_OUTCOME = {e.value: e for e in Outcome}
+
+
+def decode_suite(text: str, path: str | None = None) -> EvalSuite:
+    """The suite an entry holds (as loaded through ``path``, when given: the same file under
+    another spelling of its path); raises (ValueError, KeyError, TypeError, ...) on anything else."""
+    data = json.loads(text)
+    if type(data) is not dict or data.get("format") != _FORMAT or type(data.get("cases")) is not list:
+        raise ValueError("not a suite cache entry")
+    if path is None:
+        path = data["path"]
+    if type(path) is not str:
+        raise ValueError("path")
+    cases = []
+    for raw in data["cases"]:
+        if type(raw) is not list or len(raw) != len(_FIELDS):
+            raise ValueError("not a case")
+        (cid, question, datasources, outcome, status, kind, origin, difficulty, tags, group, tables, columns,
+         order_matters, sql, rows, alt_sql, alt_rows, plan, match, loc) = raw  # fmt: skip
+        if type(outcome) is not dict:
+            raise ValueError("outcome")
+        cases.append(
+            EvalCase(
+                id=cid, question=question, datasources=datasources,
+                outcome={role: _OUTCOME[o] for role, o in outcome.items()},
+                status=_STATUS[status], kind=_KIND[kind], origin=_ORIGIN[origin],
+                difficulty=None if difficulty is None else _DIFFICULTY[difficulty],
+                tags=tags, paraphrase_group=group, tables=tables, columns=columns, order_matters=order_matters,
+                sql=sql, rows=rows, alt_sql=alt_sql, alt_rows=alt_rows, plan=plan, match=match,
+                location=None if loc is None else Location(loc[2] if len(loc) > 2 else path, loc[0], loc[1]),
+            )  # fmt: skip
+        )
+    return EvalSuite(path=path, cases=cases, version=data["version"], match=data["match"], sha256=data["sha256"])
+
+
+# -- the folder -------------------------------------------------------------------------
+
+
+def get(name: str, path: str | None = None) -> EvalSuite | None:
+    """The suite cached under ``name`` (its paths spelled as ``path``), or None."""
     folder = cache_dir()
     if folder is None:
         return None
     try:
-        with open(folder / f"{name}.pickle", "rb") as fh:
-            return pickle.load(fh)
-    except Exception:  # a missing, partial or stale entry is only a miss
+        with open(folder / f"{name}{_SUFFIX}", "rb") as fh:
+            data = fh.read(MAX_ENTRY_BYTES + 1)
+        if len(data) > MAX_ENTRY_BYTES:
+            return None
+        return decode_suite(data.decode("utf-8"), path)
+    except Exception:  # a missing, partial, stale or tampered entry is only a miss
         return None
 
 
-def put(name: str, value: Any) -> None:
+def put(name: str, suite: EvalSuite) -> None:
     folder = cache_dir()
     if folder is None:
         return
     try:
+        text = encode_suite(suite)
+    except (TypeError, ValueError, RecursionError):
+        return  # a value JSON cannot hold: this suite is simply not cached
+    if text is None:
+        return
+    from .writer import remove_stale_temps, temp_prefix
+
+    target = folder / f"{name}{_SUFFIX}"
+    try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
+        remove_stale_temps(target)  # one left by a process killed while writing this entry
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=temp_prefix(target), suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, folder / f"{name}.pickle")
+                fh.write(text.encode("utf-8"))
+            os.replace(tmp, target)
         except BaseException:
             try:
                 os.unlink(tmp)

@@ -10,6 +10,7 @@ through ``redact_url``. The format is described in docs/config.md.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -88,6 +89,7 @@ class DatasourceConfig:
     sample_questions: tuple[str, ...] = ()
     row_limit: int = 1000
     timeout_s: float = 10.0
+    allow_privileged_login: bool = False  # a PostgreSQL login that could write is refused unless set
 
     @property
     def redacted_url(self) -> str:
@@ -110,6 +112,7 @@ class RolePolicy:
     allow_columns: frozenset[tuple[str, str, str]] | None = None
     deny_tables: frozenset[tuple[str, str]] = frozenset()
     deny_columns: frozenset[tuple[str, str, str]] = frozenset()
+    db_role: str | None = None  # PostgreSQL: the role's queries run under SET ROLE db_role
 
     def allows_datasource(self, datasource: str) -> bool:
         """Whether the role may query ``datasource`` at all."""
@@ -365,6 +368,7 @@ class _Reader:
         integer: bool,
         minimum: float,
         strict: bool = False,
+        maximum: float | None = None,
     ) -> Any:
         if key not in mapping:
             return default
@@ -384,10 +388,28 @@ class _Reader:
         if isinstance(value, bool) or not ok_type:
             self.problem(line, f"{where}.{key} must be {kind} {bound} (got {_show(value)})")
             return None
+        if not integer and not math.isfinite(value):
+            self.problem(line, f"{where}.{key} must be a finite number {bound} (got {value})")
+            return None
         if (value <= minimum) if strict else (value < minimum):
             self.problem(line, f"{where}.{key} must be {bound} (got {value})")
             return None
+        if maximum is not None and value > maximum:
+            self.problem(line, f"{where}.{key} must be at most {maximum:g} (got {value:g})")
+            return None
         return int(value) if integer else float(value)
+
+    def boolean(self, mapping: CommentedMap, key: str, where: str, default: bool) -> bool | None:
+        if key not in mapping:
+            return default
+        value = mapping[key]
+        if not isinstance(value, bool):
+            self.problem(
+                self.value_line(mapping, key),
+                f"{where}.{key} must be true or false (got {_show(value)})",
+            )
+            return None
+        return value
 
     def mapping(self, parent: CommentedMap, key: str, where: str) -> CommentedMap | None:
         value = parent.get(key)
@@ -454,8 +476,13 @@ def _suggest(name: str, known: Iterable[str]) -> str:
 
 
 _TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "feedback")
-_DATASOURCE_KEYS = ("url", "description", "sample_questions", "row_limit", "timeout_s")
-_ROLE_KEYS = ("datasources", "allow", "deny")
+_DATASOURCE_KEYS = (
+    "url", "description", "sample_questions", "row_limit", "timeout_s", "allow_privileged_login"
+)
+_ROLE_KEYS = ("datasources", "allow", "deny", "db_role")
+_DB_ROLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}$")
+#: The longest timeout nl2sql.yaml accepts, in seconds (a day): a timeout must be able to fire.
+MAX_TIMEOUT_S = 86_400.0
 _RULE_KEYS = ("tables", "columns")
 _ROUTING_KEYS = ("candidates", "max_datasources", "reranker", "reranker_model")
 RERANKERS = ("none", "minilm")
@@ -468,6 +495,7 @@ class _ConfigBuilder:
         self.r = reader
         self.root = reader.path.parent
         self.declared: dict[str, str] = {}  # lowercase -> name of every datasource named
+        self.dialects: dict[str, str] = {}  # lowercase name -> backend of each readable url
 
     def build(self, doc: CommentedMap) -> Config | None:
         r = self.r
@@ -555,13 +583,19 @@ class _ConfigBuilder:
         url = r.string(body, "url", where)
         if url is not None:
             url = self.resolve_url(url, r.value_line(body, "url"), where)
+        if url is not None:
+            self.dialects[name.lower()] = make_url(url).get_backend_name()
         description = r.string(body, "description", where, "")
         questions = [
             text for text, _ in r.string_list(body, "sample_questions", f"{where}.sample_questions")
         ]
         row_limit = r.number(body, "row_limit", where, 1000, integer=True, minimum=1)
-        timeout_s = r.number(body, "timeout_s", where, 10.0, integer=False, minimum=0, strict=True)
-        if None in (url, description, row_limit, timeout_s):
+        timeout_s = r.number(
+            body, "timeout_s", where, 10.0, integer=False, minimum=0, strict=True,
+            maximum=MAX_TIMEOUT_S,
+        )
+        privileged = r.boolean(body, "allow_privileged_login", where, False)
+        if None in (url, description, row_limit, timeout_s, privileged):
             return None
         return DatasourceConfig(
             name=name,
@@ -570,6 +604,7 @@ class _ConfigBuilder:
             sample_questions=tuple(questions),
             row_limit=row_limit,
             timeout_s=timeout_s,
+            allow_privileged_login=privileged,
         )
 
     def resolve_url(self, url: str, line: int, where: str) -> str | None:
@@ -700,6 +735,23 @@ class _ConfigBuilder:
                         f"its tables, so it could read nothing there (add its tables to "
                         f"allow.tables, or remove it from datasources)",
                     )
+        db_role = None
+        if "db_role" in body:
+            db_role = r.string(body, "db_role", where)
+            if db_role is not None and not _DB_ROLE_RE.match(db_role):
+                r.problem(
+                    r.value_line(body, "db_role"),
+                    f"{where}.db_role {_show(db_role)} is not a PostgreSQL role name "
+                    "(letters, digits, _ and $, at most 63 characters)",
+                )
+            elif db_role is not None and any(
+                self.dialects.get(ds) not in (None, "postgresql") for ds in (scope or self.dialects)
+            ):
+                r.problem(
+                    r.value_line(body, "db_role"),
+                    f"{where}.db_role applies to PostgreSQL datasources only, but the role may "
+                    "use a datasource that is not PostgreSQL (limit its datasources, or drop db_role)",
+                )
         if len(r.problems) > before:
             return None
 
@@ -713,6 +765,7 @@ class _ConfigBuilder:
             allow_columns=keys(allow_columns),
             deny_tables=keys(rules["deny"]["tables"]) or frozenset(),
             deny_columns=keys(rules["deny"]["columns"]) or frozenset(),
+            db_role=db_role,
         )
 
     def table_refs(
@@ -807,7 +860,8 @@ class _ConfigBuilder:
                 minimum=0,
             ),
             "timeout_s": r.number(
-                section, "timeout_s", "llm", d.timeout_s, integer=False, minimum=0, strict=True
+                section, "timeout_s", "llm", d.timeout_s, integer=False, minimum=0, strict=True,
+                maximum=MAX_TIMEOUT_S,
             ),
             "max_retries": r.number(
                 section, "max_retries", "llm", d.max_retries, integer=True, minimum=0

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["Nl2sqlError", "Problem", "SuiteError"]
+__all__ = ["LockTimeout", "Nl2sqlError", "Problem", "SuiteError"]
 
 
 class Nl2sqlError(Exception):
     """Base class of every error this package raises on purpose."""
+
+
+class LockTimeout(Nl2sqlError):
+    """Another process held a file's write lock for longer than we were willing to wait."""
 
 
 @attrs.frozen

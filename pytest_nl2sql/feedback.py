@@ -24,7 +24,7 @@ import attrs
 
 from .config import Config
 from .drafts import DraftTargetRefused, write_draft_suite
-from .errors import Nl2sqlError
+from .errors import LockTimeout, Nl2sqlError
 from .model import EvalCase, Origin, Outcome, Status
 
 __all__ = [
@@ -275,7 +275,7 @@ def run_export(config: Config, path: str | os.PathLike[str], *, echo: Callable[[
     not); exit status."""
     try:
         cases = export(store_for(config), path, config=config)
-    except (FeedbackError, DraftTargetRefused) as exc:
+    except (FeedbackError, DraftTargetRefused, LockTimeout) as exc:
         echo(str(exc))
         return 1
     echo(f"{path}: wrote {len(cases)} draft(s) from thumbs-up runs; promote them as its header says")

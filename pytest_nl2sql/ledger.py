@@ -1,26 +1,63 @@
 """The cost ledger: one budget for a whole run, shared by every xdist worker.
 
-The controller creates the ledger file and hands its path to the workers; each LLM call
-first asks ``may_spend()`` and afterwards ``add(cost)``, both under a file lock. Once the
-budget is spent, remaining items skip. A call already in flight when the budget runs out
+The controller creates the ledger file and hands its path to the workers; each item that may
+cost money first asks ``may_spend()`` and afterwards ``add(cost)``, both under a file lock. Once
+the budget is spent, remaining items skip. A call already in flight when the budget runs out
 still counts, so the overspend is at most one call per worker.
+
+Money is counted in whole micro-dollars (``int``), never in floats: ten calls of $0.01 reach a
+$0.10 cap exactly (as floats they add up to 0.09999999999999999 and let an eleventh through).
+A cost is converted from its shortest decimal form, rounded *up* to the next micro-dollar (a
+sub-micro-dollar cost still counts); the cap is rounded *down*. The file holds two integers,
+``<spent micro-dollars>`` and ``<calls>``, one a line.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
-__all__ = ["CostLedger"]
+from .errors import Nl2sqlError
+
+__all__ = ["MICRO", "CostLedger", "to_micro"]
+
+#: Micro-dollars in a dollar.
+MICRO = 1_000_000
+#: The most the ledger counts (a cost of inf, or beyond, is this much): $10^12.
+MAX_MICRO = 10**18
+
+
+def to_micro(usd: float | int | str | Decimal | None, *, up: bool = True) -> int:
+    """Dollars as whole micro-dollars: rounded up (costs) or down (``up=False``, the cap).
+
+    None, NaN, negative amounts and anything that is not a number count as 0; infinity and
+    amounts past ``MAX_MICRO`` count as ``MAX_MICRO``.
+    """
+    if usd is None or isinstance(usd, bool):
+        return 0
+    try:
+        value = usd if isinstance(usd, Decimal) else Decimal(repr(usd) if isinstance(usd, float) else str(usd))
+    except (InvalidOperation, ValueError, TypeError):
+        return 0
+    if value.is_nan() or value <= 0:
+        return 0
+    if value.is_infinite() or value > Decimal(MAX_MICRO) / MICRO:
+        return MAX_MICRO
+    return int((value * MICRO).to_integral_value(rounding=ROUND_CEILING if up else ROUND_FLOOR))
 
 
 class CostLedger:
     def __init__(self, path: str | os.PathLike[str], cap: float | None) -> None:
         self.path = Path(path)
         self.cap = cap
+        self.cap_micro: int | None = None if cap is None else to_micro(cap, up=False)
+        if cap is not None and isinstance(cap, float) and math.isinf(cap) and cap > 0:
+            self.cap_micro = None  # an infinite budget is no budget
         self._lock = FileLock(str(self.path) + ".lock", timeout=60)
 
     @classmethod
@@ -30,40 +67,56 @@ class CostLedger:
             fh.write("0\n0\n")
         return cls(path, cap)
 
-    def _read(self) -> tuple[float, int]:
+    def __enter__(self) -> CostLedger:
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise Nl2sqlError(f"{self.path}: the cost ledger stayed locked for 60 s (a worker hung?)") from None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def _read(self) -> tuple[int, int]:
         try:
             spent, calls = self.path.read_text().split()[:2]
-            return float(spent), int(calls)
+            return max(0, min(int(spent), MAX_MICRO)), max(0, int(calls))
         except (OSError, ValueError):
-            return 0.0, 0
+            return 0, 0
 
-    def spent(self) -> float:
-        with self._lock:
+    def spent_micro(self) -> int:
+        with self:
             return self._read()[0]
 
+    def spent(self) -> float:
+        """Dollars spent so far (for display; the cap is checked in micro-dollars)."""
+        return self.spent_micro() / MICRO
+
     def calls(self) -> int:
-        with self._lock:
+        with self:
             return self._read()[1]
 
     def may_spend(self) -> bool:
         """False once the budget is used up (always True without a cap)."""
-        if self.cap is None:
+        if self.cap_micro is None:
             return True
-        with self._lock:
-            return self._read()[0] < self.cap
+        with self:
+            return self._read()[0] < self.cap_micro
 
-    def add(self, cost: float) -> float:
-        """Record one call's cost; return the run's total so far."""
-        with self._lock:
+    def add(self, cost: float | int | Decimal | None) -> float:
+        """Record one call's cost (dollars); return the run's total so far, in dollars."""
+        micro = to_micro(cost)
+        with self:
             spent, calls = self._read()
-            spent += float(cost or 0.0)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(f"{spent!r}\n{calls + 1}\n")
+            spent = min(spent + micro, MAX_MICRO)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(f"{spent}\n{calls + 1}\n")
             os.replace(tmp, self.path)
-            return spent
+            return spent / MICRO
 
     def remove(self) -> None:
-        for p in (self.path, Path(str(self.path) + ".lock")):
+        """Remove the ledger, its lock and any temporary file a killed worker left."""
+        for p in (self.path, Path(str(self.path) + ".lock"), *self.path.parent.glob(f"{self.path.name}.*.tmp")):
             try:
                 p.unlink()
             except OSError:

@@ -5,7 +5,9 @@
 truncated, not UTF-8, deeply nested, an alias bomb, huge -- it raises only ``SuiteError``.
 
 Loading is fast (libyaml plus a single pass over the nodes, see ``yamlnodes.py``) and a
-suite loaded once is cached on disk keyed on its path and bytes (see ``cache.py``).
+suite loaded once is cached on disk keyed on its path and bytes (see ``cache.py``; JSON, never
+a format that can run code). Free-form values (``plan``) may nest at most
+``yamlnodes.MAX_NESTING`` (64) levels; deeper ones are refused at their line.
 """
 
 from __future__ import annotations
@@ -496,7 +498,7 @@ class _Parser:
         try:
             return to_python(node)
         except BadScalar as exc:
-            self.err(node, f"{field}: {exc}")
+            self.err(exc.node if exc.node is not None else node, f"{field}: {exc}")
             return None
 
     # -- rules across fields ---------------------------------------------------------
@@ -692,8 +694,8 @@ def load_suite(
     digest = hashlib.sha256(data).hexdigest()
     key = cache.key(shown, digest, strict)
     if use_cache:
-        hit = cache.get(key)
-        if isinstance(hit, EvalSuite):
+        hit = cache.get(key, shown)
+        if isinstance(hit, EvalSuite) and hit.sha256 == digest:
             return hit
     suite = parse_suite(_decode(data, shown), shown, strict=strict, sha256=digest)
     if use_cache and write_cache:

@@ -24,7 +24,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("baseline", {"metavar": "FILE"}, "string", "known failures (JSON); default: <suite>.baseline.json beside each suite"),
     ("update-baseline", {"action": "store_true", "default": None}, None, "rewrite the baseline from the items that ran"),
     ("strict-baseline", {"action": "store_true", "default": None}, "bool", "fail the run when a known failure now passes"),
-    ("max-cost", {"type": float, "metavar": "USD"}, "string", "budget for the whole run's LLM calls (mode full)"),
+    ("max-cost", {"type": float, "metavar": "USD"}, "string", "budget for the whole run's cost: LLM calls in mode full, recorded prediction costs in any mode"),
     ("recall-threshold", {"type": float, "metavar": "X"}, "string", "fail items whose retrieval recall is below X (0..1)"),
     ("regenerate", {"action": "store_true", "default": None}, None, "rewrite rows/alt_rows of the selected cases from the database, then run"),
     ("allow-packaged", {"action": "store_true", "default": None}, None, "let regenerate rewrite a suite the package ships"),

@@ -5,6 +5,13 @@ For each approved case with SQL (optionally only the given ids), run ``sql`` and
 on, within its ``row_limit`` and ``timeout_s`` -- and write ``rows``/``alt_rows`` in the order
 the SQL returns them, through the one writer. Cases that cannot be regenerated are left
 unchanged and listed with the reason; the others are still written.
+
+The queries run *before* the file's write lock is taken: the file is read, the SQL runs, then
+the lock is taken only for the write. If another process changed the file in the meantime, it
+is read again and each computed update is applied to the new text as long as the case is still
+there with the same ``sql``, ``alt_sql`` and datasource; a case whose SQL changed keeps what the
+other process wrote and is listed as failed ("run regenerate again"). So a slow regenerate
+never makes another writer wait, and never writes rows for SQL that is no longer in the file.
 """
 
 from __future__ import annotations
@@ -19,8 +26,8 @@ import attrs
 
 from .datasources import DatasourceRegistry, QueryError
 from .errors import Nl2sqlError
-from .model import Kind, Status
-from .writer import RowsUpdate, SuiteEdit, edit_suite
+from .model import EvalCase, Kind, Status
+from .writer import RowsUpdate, SuiteEdit, open_suite
 
 __all__ = ["PackagedSuiteError", "RegenerateReport", "is_packaged", "regenerate"]
 
@@ -77,8 +84,16 @@ def regenerate(
             f"{path}: a suite the package ships is not yours to rewrite; copy it into your project "
             "(nl2sql init --demo does), or pass --allow-packaged (nl2sql eval regenerate), --nl2sql-allow-packaged (pytest) or allow_packaged=True"
         )
-    with edit_suite(path) as edit:  # read and parsed once, under the file's lock
+    with open_suite(path) as edit:  # read and parsed once; locked only for the write
         return _regenerate(edit, path, registry, case_ids)
+
+
+#: Why an update computed from the file as read was not written.
+CHANGED_WHILE_RUNNING = "its SQL changed in the file while regenerate ran its queries (the other change is kept); run regenerate again"
+
+
+def _same_sql(old: EvalCase, new: EvalCase) -> bool:
+    return (old.sql, old.alt_sql, old.datasources, old.kind) == (new.sql, new.alt_sql, new.datasources, new.kind)
 
 
 def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: DatasourceRegistry, case_ids: Collection[str] | None) -> RegenerateReport:
@@ -126,7 +141,10 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
             continue
         updates[case.id] = RowsUpdate(rows, alts)
         written += len(results)
-    changed = edit.write_rows(updates) if updates else False
+    changed, dropped = edit.commit(updates, keep=_same_sql) if updates else (False, ())
+    for cid in dropped:
+        written -= 1 + len(updates.pop(cid).alt_rows or ())
+        failed.append((cid, CHANGED_WHILE_RUNNING))
     return RegenerateReport(
         path=str(path),
         written=written,

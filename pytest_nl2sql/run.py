@@ -48,6 +48,12 @@ def import_object(dotted: str) -> Any:
     return obj
 
 
+def _cost_of(exc: BaseException) -> float:
+    """What a failed call already cost (``LLMError.cost_usd``), when the error says."""
+    cost = getattr(exc, "cost_usd", 0.0)
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else 0.0
+
+
 class Nl2sqlRun:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
@@ -238,7 +244,8 @@ class Nl2sqlRun:
         answer: Answer | None = None
         route: RouteResult | None = None
         started = time.perf_counter()
-        if mode == "full" and self.ledger is not None and not self.ledger.may_spend():
+        # the budget holds in every mode and for every engine: whatever an answer cost counts
+        if self.ledger is not None and not self.ledger.may_spend():
             item.record = make_record(item, mode, None, None, [], skipped="cost cap reached")
             pytest.skip("cost cap reached")
         try:
@@ -258,6 +265,7 @@ class Nl2sqlRun:
                 status="error",
                 error=f"{type(exc).__name__}: {exc}",
                 message="".join(traceback.format_exception_only(type(exc), exc)).strip(),
+                cost_usd=_cost_of(exc),  # a failed LLM call may still have been billed
             )
         finally:
             if answer is not None and self.ledger is not None and answer.cost_usd:

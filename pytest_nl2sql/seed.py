@@ -30,6 +30,7 @@ from .config import Config
 from .datasources import Adapter, DatasourceRegistry, QueryError, TableInfo, introspect
 from .datasources.introspect import ColumnInfo
 from .drafts import DraftTargetRefused, write_draft_suite
+from .errors import LockTimeout
 from .model import EvalCase, Origin, Outcome, Status
 
 __all__ = ["KINDS", "noun_plural", "noun_singular", "run_seed", "seed", "words", "write_drafts"]
@@ -644,7 +645,7 @@ def run_seed(
             return 1
     try:
         write_drafts(path, cases, config=config)
-    except DraftTargetRefused as exc:
+    except (DraftTargetRefused, LockTimeout) as exc:
         echo(str(exc))
         return 1
     kinds = ", ".join(f"{k} {sum(1 for c in cases if c.tags[1] == k)}" for k in KINDS)

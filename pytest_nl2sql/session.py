@@ -16,7 +16,7 @@ import pytest
 
 from .baseline import Baseline, BaselineError
 from .collect import CaseItem, SuiteFile, case_selected, select_roles
-from .errors import SuiteError
+from .errors import Nl2sqlError, SuiteError
 from .ledger import CostLedger
 from .loader import load_suite
 from .model import Status
@@ -134,6 +134,10 @@ class Nl2sqlSession:
                 raise pytest.UsageError(str(exc)) from None
         if settings.audit:
             from .audit import run_audit
+            from .datasources import DatasourceRegistry
+
+            with DatasourceRegistry.from_config(project) as registry:
+                _check_logins(registry)
 
             paths = sorted(self._suite_paths)
             self.upkeep_status["audit"] = run_audit(
@@ -173,6 +177,7 @@ class Nl2sqlSession:
         if project is None:
             raise pytest.UsageError("--nl2sql-regenerate needs nl2sql.yaml (its datasources run the SQL)")
         registry = DatasourceRegistry.from_config(project)
+        _check_logins(registry)
         by_suite: dict[Path, list[CaseItem]] = {}
         for item in items:
             by_suite.setdefault(Path(item.path), []).append(item)
@@ -185,7 +190,7 @@ class Nl2sqlSession:
                         allow_packaged=self.run.settings.allow_packaged,
                         case_ids={i.case.id for i in suite_items},
                     )
-                except PackagedSuiteError as exc:
+                except (PackagedSuiteError, Nl2sqlError) as exc:  # refused, a lock wait ran out, ...
                     raise pytest.UsageError(str(exc)) from None
                 self.regenerated.extend(result.lines())
                 fresh = load_suite(path)
@@ -347,3 +352,15 @@ class Nl2sqlSession:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self._owns_ledger and self.run.ledger is not None:
             self.run.ledger.remove()
+
+
+def _check_logins(registry: Any) -> None:
+    """A PostgreSQL login that could write stops the run before anything runs (docs/security.md)."""
+    from .datasources import QueryError
+
+    try:
+        registry.check_logins()
+    except QueryError as exc:
+        if exc.kind == "refused":
+            raise pytest.UsageError(exc.message) from None
+        # unreachable and the like are reported case by case, as before

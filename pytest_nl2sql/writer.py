@@ -13,7 +13,12 @@ Two jobs, one module:
 
 Every write is atomic (temporary file in the same folder, fsync, ``os.replace``) and done under
 an inter-process lock, so a crash or a second writer never leaves a truncated or interleaved
-file, and a second writer re-reads the file under the lock (no lost update).
+file, and a second writer re-reads the file under the lock (no lost update). The lock is keyed
+on the file's real path, so writers that reach one file through a symlinked file or folder
+share it; a symlink is written through (its target is replaced, the link stays). Waiting for
+the lock is bounded (``LOCK_TIMEOUT_S``, 60 s, or ``$NL2SQL_LOCK_TIMEOUT_S``) and ends in a
+one-line ``LockTimeout``. A temporary file is removed on every error, and one left behind by a
+killed process (its name carries the pid) is removed by the next write to the same file.
 
 Values are written by one rule: int, float, text, true/false, null; other values are first
 normalized by ``values.normalize_value`` (Decimal, dates, bytes, UUID).
@@ -25,27 +30,36 @@ import hashlib
 import math
 import os
 import re
+import socket
+import stat
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
-from .errors import Problem, SuiteError
-from .loader import CaseSpans, load_text, parse_suite
+from .errors import LockTimeout, Nl2sqlError, Problem, SuiteError
+from .loader import CaseSpans, load_text, parse_suite, read_suite_bytes
 from .model import EvalCase, Kind, Origin
 from .values import normalize_value
 from .yamlnodes import T_STR, resolve_plain
 
 __all__ = [
+    "LOCK_TIMEOUT_S",
     "RowsUpdate",
     "SuiteEdit",
+    "SuiteLock",
     "edit_suite",
     "dump_suite",
     "format_scalar",
     "lock_for",
+    "open_suite",
+    "real_path",
+    "remove_stale_temps",
+    "temp_prefix",
     "update_rows",
     "write_atomic",
 ]
@@ -153,19 +167,146 @@ def format_row(row: Mapping[str, Any]) -> str:
 # -- files -----------------------------------------------------------------------------
 
 
-def lock_for(path: str | os.PathLike[str]) -> FileLock:
+#: Seconds a writer waits for another process's lock on the same file before it gives up
+#: with a one-line ``LockTimeout`` (override with NL2SQL_LOCK_TIMEOUT_S).
+LOCK_TIMEOUT_S = 60.0
+
+
+def lock_timeout_s() -> float:
+    value = os.environ.get("NL2SQL_LOCK_TIMEOUT_S", "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return LOCK_TIMEOUT_S
+    return seconds if math.isfinite(seconds) and seconds >= 0 else LOCK_TIMEOUT_S
+
+
+def real_path(path: str | os.PathLike[str]) -> Path:
+    """The file a path names once every symlink (of the file or its folders) is followed."""
+    return Path(os.path.realpath(path))
+
+
+def _lock_folder() -> Path:
+    """A lock folder of this user's own (mode 0700) in the system's temp folder."""
+    user = str(os.getuid()) if hasattr(os, "getuid") else hashlib.sha256(os.path.expanduser("~").encode()).hexdigest()[:12]
+    folder = Path(tempfile.gettempdir()) / f"pytest-nl2sql-locks-{user}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if hasattr(os, "getuid"):
+        st = os.lstat(folder)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            raise Nl2sqlError(f"{folder}: the lock folder is not a folder of yours; remove it and try again")
+    return folder
+
+
+class SuiteLock:
+    """The inter-process lock of one file, keyed on its real path (so a symlinked file or
+    folder shares the lock of its target). Waiting longer than ``timeout`` s raises
+    ``LockTimeout`` with one line naming the file."""
+
+    def __init__(self, path: str | os.PathLike[str], timeout: float | None = None) -> None:
+        self.path = str(path)
+        self.real = real_path(path)
+        self.timeout = lock_timeout_s() if timeout is None else timeout
+        digest = hashlib.sha256(str(self.real).encode()).hexdigest()[:32]
+        self.lock_file = str(_lock_folder() / f"{digest}.lock")
+        self._lock = FileLock(self.lock_file, timeout=self.timeout)
+
+    def acquire(self) -> SuiteLock:
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise LockTimeout(
+                f"{self.path}: another process is writing this file (waited {self.timeout:g} s for its lock "
+                f"{self.lock_file}); try again once it is done, or raise NL2SQL_LOCK_TIMEOUT_S"
+            ) from None
+        return self
+
+    def release(self) -> None:
+        self._lock.release()
+
+    @property
+    def is_locked(self) -> bool:
+        return self._lock.is_locked
+
+    def __enter__(self) -> SuiteLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def lock_for(path: str | os.PathLike[str], timeout: float | None = None) -> SuiteLock:
     """The inter-process lock that guards writes to one suite file (kept out of the repo)."""
-    digest = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:32]
-    folder = Path(tempfile.gettempdir()) / "pytest-nl2sql-locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(folder / f"{digest}.lock"), timeout=60)
+    return SuiteLock(path, timeout)
+
+
+# Temporary files: ``.<name>.<pid>@<host>.<random>.tmp`` beside the file they replace, so the
+# next write can tell one left behind by a process that died (SIGKILL, power loss) and remove it.
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+_TMP = re.compile(r"\.(?P<pid>\d+)@(?P<host>[0-9a-f]{8})\.[^.]+\.tmp\Z")
+#: A temporary file this old is stale whoever wrote it (another host, an older version).
+STALE_TMP_S = 3600.0
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists (another user's process)
+    return True
+
+
+def remove_stale_temps(target: str | os.PathLike[str]) -> list[str]:
+    """Remove the temporary files of writes to ``target`` whose process is gone; return them."""
+    target = Path(target)
+    prefix = f".{target.name}."
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+    except OSError:
+        return removed
+    now = time.time()
+    for name in names:
+        m = _TMP.match(name[len(prefix) - 1 :])
+        full = target.parent / name
+        try:
+            age = now - os.lstat(full).st_mtime
+        except OSError:
+            continue
+        if m is not None and m["host"] == _HOST:
+            pid = int(m["pid"])
+            stale = pid != os.getpid() and not _pid_alive(pid)
+        else:
+            stale = False
+        if stale or age > STALE_TMP_S:
+            try:
+                os.unlink(full)
+                removed.append(str(full))
+            except OSError:
+                pass
+    return removed
+
+
+def temp_prefix(target: Path) -> str:
+    """The start of a temporary file's name for a write to ``target`` (see ``remove_stale_temps``)."""
+    return f".{target.name}.{os.getpid()}@{_HOST}."
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) so readers see the old or the new file, never half."""
-    target = Path(path)
+    """Replace ``path`` with ``text`` (UTF-8) so readers see the old or the new file, never half.
+
+    A symlink is written through: its target is replaced and the link stays a link. The
+    temporary file is removed on every error; one left by a killed process is removed by the
+    next write to the same file.
+    """
+    target = real_path(path)
     data = text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    remove_stale_temps(target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(target), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -363,46 +504,107 @@ def _apply(text: str, suite: Any, spans: dict[str, CaseSpans], updates: Mapping[
     return edits.apply(text)
 
 
-class SuiteEdit:
-    """A suite opened for an in-place edit: under its lock, read and parsed once.
+def _has_bom(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(3) == b"\xef\xbb\xbf"
 
-    ``with edit_suite(path) as edit:`` gives ``edit.suite`` (parsed leniently: rows may be
-    missing or stale); ``edit.write_rows(updates)`` writes atomically before the lock is let go.
+
+class SuiteEdit:
+    """A suite opened for an in-place edit: read and parsed once.
+
+    ``with edit_suite(path) as edit:`` holds the file's lock from the read to the end:
+    ``edit.suite`` (parsed leniently: rows may be missing or stale), ``edit.write_rows(updates)``
+    writes atomically before the lock is let go. For a long edit (regenerate runs queries
+    between the read and the write), ``open_suite(path)`` reads without the lock and
+    ``edit.commit(updates, keep)`` takes it only for the write (see ``commit``).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, locked: bool = True) -> None:
         self.path = path
         self._lock = lock_for(path)
+        self._locked = locked
+        self._held = False
+
+    def _read(self) -> None:
+        self.text, self.sha256 = load_text(self.path)
+        self.spans: dict[str, CaseSpans] = {}
+        self.suite = parse_suite(self.text, str(self.path), strict=False, spans=self.spans, sha256=self.sha256)
 
     def __enter__(self) -> SuiteEdit:
-        self._lock.acquire()
+        if self._locked:
+            self._lock.acquire()
+            self._held = True
         try:
-            self.text, self.sha256 = load_text(self.path)
-            self.spans: dict[str, CaseSpans] = {}
-            self.suite = parse_suite(self.text, str(self.path), strict=False, spans=self.spans, sha256=self.sha256)
+            self._read()
         except BaseException:
-            self._lock.release()
+            self._release()
             raise
         return self
 
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self._lock.release()
+
     def write_rows(self, updates: Mapping[str, RowsUpdate]) -> bool:
-        """Apply the updates and replace the file; True if its bytes changed."""
+        """Apply the updates and replace the file; True if its bytes changed (under the lock)."""
+        if not self._held:
+            return self.commit(updates)[0]
         new = _apply(self.text, self.suite, self.spans, updates, str(self.path))
         if new == self.text:
             return False
-        with open(self.path, "rb") as fh:
-            bom = fh.read(3) == b"\xef\xbb\xbf"
-        write_atomic(self.path, ("\ufeff" if bom else "") + new)
+        write_atomic(self.path, ("\ufeff" if _has_bom(self.path) else "") + new)
         self.text = new
         return True
 
+    def commit(
+        self, updates: Mapping[str, RowsUpdate], keep: Callable[[EvalCase, EvalCase], bool] | None = None
+    ) -> tuple[bool, tuple[str, ...]]:
+        """Take the file's lock, re-read it and write the updates; ``(changed, dropped)``.
+
+        When the file is the one read, the updates are applied as computed. When another
+        process changed it in between, the file is parsed again and each update is applied to
+        the new text only if its case is still there and ``keep(case as read, case now)`` says
+        the update still holds (regenerate: the same SQL); the ids of the others are returned
+        in ``dropped`` and their cases stay as the other process left them.
+        """
+        dropped: list[str] = []
+        with self._lock:
+            data = read_suite_bytes(self.path)
+            if hashlib.sha256(data).hexdigest() != self.sha256:
+                before = {c.id: c for c in self.suite.cases}
+                self._read()
+                now = {c.id: c for c in self.suite.cases}
+                kept: dict[str, RowsUpdate] = {}
+                for cid, update in updates.items():
+                    old, new_case = before.get(cid), now.get(cid)
+                    if old is None or new_case is None or (keep is not None and not keep(old, new_case)):
+                        dropped.append(cid)
+                    else:
+                        kept[cid] = update
+                updates = kept
+            new = _apply(self.text, self.suite, self.spans, updates, str(self.path))
+            if new == self.text:
+                return False, tuple(dropped)
+            written = ("\ufeff" if data.startswith(b"\xef\xbb\xbf") else "") + new
+            write_atomic(self.path, written)
+            self.text = new
+            self.sha256 = hashlib.sha256(written.encode("utf-8")).hexdigest()
+        return True, tuple(dropped)
+
     def __exit__(self, *exc: object) -> None:
         self.spans = {}
-        self._lock.release()
+        self._release()
 
 
 def edit_suite(path: str | os.PathLike[str]) -> SuiteEdit:
+    """Open a suite for an edit under its lock (held until the ``with`` block ends)."""
     return SuiteEdit(path)
+
+
+def open_suite(path: str | os.PathLike[str]) -> SuiteEdit:
+    """Open a suite for a long edit: read without the lock, written by ``commit``."""
+    return SuiteEdit(path, locked=False)
 
 
 def update_rows(path: str | os.PathLike[str], updates: Mapping[str, RowsUpdate]) -> bool:

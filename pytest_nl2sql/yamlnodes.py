@@ -30,6 +30,7 @@ from ruamel.yaml.tag import Tag
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_NESTING",
     "MappingNode",
     "ScalarNode",
     "SequenceNode",
@@ -43,6 +44,10 @@ __all__ = [
 MAX_DEPTH = 200
 #: Longest run of indentation/dashes at a line start (bounds block nesting; SQL may indent).
 MAX_INDENT = 2000
+#: Deepest nesting of a free-form value (a plan), block or flow, counted from the value itself.
+#: A real plan nests about ten levels; deeper input is refused with its line, so nothing
+#: downstream (the suite cache, the engine, JSON) ever meets a value it cannot recurse through.
+MAX_NESTING = 64
 
 _P = "tag:yaml.org,2002:"
 T_STR = Tag(suffix=_P + "str")
@@ -217,7 +222,12 @@ _EXPLICIT = {
 
 
 class BadScalar(ValueError):
-    """A scalar whose text does not fit its tag, or an unknown tag."""
+    """A scalar whose text does not fit its tag, an unknown tag, or a value nested too deep.
+    ``node`` is the node at fault when it is not the value itself (else None)."""
+
+    def __init__(self, message: str, node: Any = None) -> None:
+        super().__init__(message)
+        self.node = node
 
 
 def scalar_value(node: ScalarNode) -> Any:
@@ -294,19 +304,26 @@ def _float(value: str) -> float:
     return float(s)
 
 
-def to_python(node: Any) -> Any:
-    """Plain Python data for a node (used for free-form values such as ``plan``)."""
+def to_python(node: Any, _depth: int = 1) -> Any:
+    """Plain Python data for a node (used for free-form values such as ``plan``); a value
+    nested deeper than ``MAX_NESTING`` levels raises ``BadScalar`` naming the deep node."""
     if isinstance(node, ScalarNode):
         return scalar_value(node)
+    if _depth > MAX_NESTING:
+        raise BadScalar(
+            f"nested deeper than {MAX_NESTING} levels at line {node.start_mark.line + 1} "
+            "(a plan needs about ten; flatten the value)",
+            node,
+        )
     check_tag(node)
     if isinstance(node, SequenceNode):
-        return [to_python(n) for n in node.value]
+        return [to_python(n, _depth + 1) for n in node.value]
     out: dict[Any, Any] = {}
     for k, v in node.value:
-        key = to_python(k)
+        key = to_python(k, _depth + 1)
         if isinstance(key, (list, dict)):
             raise BadScalar("a mapping key must be a plain value")
         if key in out:
             raise BadScalar(f"duplicate key {key!r}")
-        out[key] = to_python(v)
+        out[key] = to_python(v, _depth + 1)
     return out

@@ -42,6 +42,7 @@ PG_USER = "postgres"
 """The account the server runs as when the tests run as root, and its superuser's name."""
 
 _BINARIES = ("initdb", "pg_ctl", "postgres")
+READER_LOGIN = "nl2sql_reader"  # the read-only login projects' URLs use
 _SETTINGS = (
     "listen_addresses=127.0.0.1",
     "fsync=off",
@@ -60,6 +61,7 @@ class PgServer:
     port: int
     folder: Path
     user: str = PG_USER
+    reader: str = READER_LOGIN
     password: str | None = None
     options: str = ""
     maintenance_dbname: str = "postgres"
@@ -71,10 +73,16 @@ class PgServer:
         *,
         schema: str | None = None,
         driver: str = "postgresql+psycopg",
+        superuser: bool = False,
     ) -> str:
         """A SQLAlchemy URL of database ``dbname`` on this server; with ``schema``, sessions
-        opened through it see that schema's tables unqualified (their ``search_path``)."""
-        url = f"{driver}://{self.user}@{self.host}:{self.port}/{quote(dbname, safe='')}"
+        opened through it see that schema's tables unqualified (their ``search_path``).
+
+        It logs in as the read-only ``reader`` (member of ``pg_read_all_data``), as a project
+        should; ``superuser=True`` logs in as the superuser (a datasource then needs
+        ``allow_privileged_login: true``)."""
+        login = self.user if superuser else self.reader
+        url = f"{driver}://{login}@{self.host}:{self.port}/{quote(dbname, safe='')}"
         if schema is not None:
             url += "?options=" + quote(f"-c search_path={schema}", safe="")
         return url
@@ -86,14 +94,29 @@ class PgServer:
         return make_conninfo(host=self.host, port=self.port, user=self.user, dbname=dbname)
 
     def create_database(self, dbname: str) -> str:
-        """Create an empty database ``dbname`` (dropping one of that name) and return its URL."""
+        """Create an empty database ``dbname`` (dropping one of that name) and return its
+        superuser URL, for loading data (query it through ``url(dbname)``)."""
         import psycopg
         from psycopg import sql
 
         with psycopg.connect(self.dsn(self.maintenance_dbname), autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
-        return self.url(dbname)
+        return self.url(dbname, superuser=True)
+
+
+def create_reader(superuser_dsn: str, login: str = READER_LOGIN) -> str:
+    """Create (once per server) the login ``login`` that may read every table and nothing
+    else (``pg_read_all_data``), the kind of login docs/security.md asks a project to use."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (login,)).fetchone()
+        if exists is None:
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(login)))
+            conn.execute(sql.SQL("GRANT pg_read_all_data TO {}").format(sql.Identifier(login)))
+    return login
 
 
 def skip_reason() -> str | None:
@@ -156,7 +179,9 @@ def running_server(*, prefix: str = "nl2sql-pg-") -> Iterator[PgServer]:
             "UTF8",
         )
         port = _start(folder, data)
-        yield PgServer(host="127.0.0.1", port=port, folder=folder)
+        server = PgServer(host="127.0.0.1", port=port, folder=folder)
+        create_reader(server.dsn())
+        yield server
     finally:
         if (data / "postmaster.pid").exists():  # started, or half-started by a failed attempt
             with contextlib.suppress(Exception):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import math
 import sqlite3
 import threading
 import time
@@ -27,7 +28,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import QueuePool
 
-from pytest_nl2sql.config import redact_url
+from pytest_nl2sql.config import RolePolicy, redact_url
+from pytest_nl2sql.datasources.authorizer import base_authorizer, query_authorizer
 from pytest_nl2sql.datasources.guard import StatementRefused, StatementUnparseable, check_statement
 from pytest_nl2sql.values import normalize_row
 
@@ -35,6 +37,46 @@ __all__ = ["Adapter", "QueryError", "QueryResult", "QUERY_ERROR_KINDS"]
 
 QUERY_ERROR_KINDS = ("refused", "timeout", "sql_error", "unreachable")
 _SQLITE_PROGRESS_STEPS = 1000
+#: The longest string or blob one SQLite value may grow to (SQLITE_LIMIT_LENGTH): a single
+#: function call such as printf('%.*c', 999999999, 'x') cannot be interrupted by the
+#: progress handler, so its size is capped instead.
+SQLITE_MAX_VALUE_BYTES = 64 * 1024 * 1024
+#: The most memory SQLite may hold in this process (PRAGMA hard_heap_limit; only ever lowered).
+SQLITE_HEAP_LIMIT_BYTES = 1024 * 1024 * 1024
+_SQLITE_MAX_SQL_BYTES = 1_000_000
+
+# What makes a PostgreSQL login privileged: superuser or role/database creation rights,
+# membership in the server-file roles, any write privilege on a table, CREATE on a schema
+# or on the database.
+_PG_PRIVILEGES_SQL = """
+SELECT r.rolsuper, r.rolcreaterole, r.rolcreatedb, r.rolbypassrls,
+  EXISTS (SELECT 1 FROM pg_roles s WHERE s.rolname IN
+            ('pg_write_server_files', 'pg_read_server_files', 'pg_execute_server_program',
+             'pg_signal_backend', 'pg_write_all_data')
+          AND pg_has_role(current_user, s.oid, 'USAGE')),
+  EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+            AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+            AND n.nspname NOT LIKE 'pg\\_%'
+            AND (has_table_privilege(c.oid, 'INSERT') OR has_table_privilege(c.oid, 'UPDATE')
+                 OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE'))),
+  EXISTS (SELECT 1 FROM pg_namespace n
+          WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+            AND n.nspname NOT LIKE 'pg\\_%' AND has_schema_privilege(n.oid, 'CREATE')),
+  has_database_privilege(current_database(), 'CREATE'),
+  current_user
+FROM pg_roles r WHERE r.rolname = current_user
+"""
+_PG_PRIVILEGE_NAMES = (
+    "is a superuser",
+    "may create roles",
+    "may create databases",
+    "bypasses row-level security",
+    "is a member of a server-file or signal role",
+    "may write to a table",
+    "may create objects in a schema",
+    "may create schemas in the database",
+)
 
 
 @attrs.frozen
@@ -65,7 +107,13 @@ class Adapter:
     """A datasource reached through SQLAlchemy; connections are opened on first use."""
 
     def __init__(
-        self, name: str, url: str, *, row_limit: int = 1000, timeout_s: float = 10.0
+        self,
+        name: str,
+        url: str,
+        *,
+        row_limit: int = 1000,
+        timeout_s: float = 10.0,
+        allow_privileged_login: bool = False,
     ) -> None:
         try:
             parsed = make_url(url)
@@ -76,8 +124,10 @@ class Adapter:
             ) from None
         if row_limit < 0:
             raise ValueError(f"datasource {name!r}: row_limit must be >= 0 (got {row_limit})")
-        if timeout_s <= 0:
-            raise ValueError(f"datasource {name!r}: timeout_s must be > 0 (got {timeout_s})")
+        if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and timeout_s > 0):
+            raise ValueError(
+                f"datasource {name!r}: timeout_s must be a finite number > 0 (got {timeout_s})"
+            )
         self.name = name
         self.row_limit = row_limit
         self.timeout_s = float(timeout_s)
@@ -86,6 +136,9 @@ class Adapter:
         self._secrets = _secrets_of(parsed)
         self._engine: sa.Engine | None = None
         self._lock = threading.Lock()
+        self.allow_privileged_login = allow_privileged_login
+        self._login_checked = False
+        self._sqlite_layout: tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]] | None = None
 
     # -- identity
 
@@ -160,22 +213,30 @@ class Adapter:
 
     def _sqlite_connect(self) -> sqlite3.Connection:
         path = self.file_path
+        # No statement cache: a statement is authorized when it is prepared, and each query
+        # is authorized for the role it runs as.
         if path is None:
-            connection = sqlite3.connect(":memory:", check_same_thread=False)
+            connection = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=0)
         else:
             if not path.is_file():
                 raise _Unreachable(f"the SQLite file {path} does not exist")
             uri = f"file:{quote(str(path.absolute()))}?mode=ro"
             connection = sqlite3.connect(
-                uri, uri=True, check_same_thread=False, timeout=self.timeout_s
+                uri, uri=True, check_same_thread=False, timeout=self.timeout_s, cached_statements=0
             )
         connection.execute("PRAGMA query_only = ON")
+        _lower_heap_limit(connection)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_VALUE_BYTES)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, _SQLITE_MAX_SQL_BYTES)
+        connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        connection.set_authorizer(base_authorizer)
         return connection
 
     def close(self) -> None:
         """Close every pooled connection; the adapter reconnects if used again."""
         with self._lock:
             engine, self._engine = self._engine, None
+            self._sqlite_layout = None
         if engine is not None:
             engine.dispose()
 
@@ -198,7 +259,7 @@ class Adapter:
 
     def _checkout(self) -> Any:
         try:
-            return self.engine.raw_connection()
+            connection = self.engine.raw_connection()
         except _Unreachable as error:
             raise QueryError(
                 "unreachable",
@@ -209,10 +270,64 @@ class Adapter:
                 "unreachable",
                 f"datasource {self.name!r} ({self.url}) cannot be reached: {self.scrub(_first_message(error))}",
             ) from None
+        if self.dialect == "postgresql" and not self._login_checked:
+            try:
+                self._check_login(connection)
+            except BaseException:
+                self._release(connection, False)
+                raise
+        return connection
+
+    # -- the login
+
+    def check_login(self) -> None:
+        """Refuse a PostgreSQL login that could write, unless ``allow_privileged_login``.
+
+        Raises ``QueryError('refused')`` naming what makes the login privileged (superuser,
+        a table it may write, CREATE on a schema, ...) and how to fix it; ``unreachable``
+        when the server cannot be reached. Other databases are opened read-only and pass.
+        Every query checks this once per adapter; call it to fail early.
+        """
+        if self.dialect != "postgresql" or self._login_checked:
+            return
+        with self.raw_connection():
+            pass
+
+    def _check_login(self, connection: Any) -> None:
+        if self.allow_privileged_login:
+            self._login_checked = True
+            return
+        cursor = connection.cursor()
+        try:
+            cursor.execute(_PG_PRIVILEGES_SQL)
+            row = cursor.fetchone()
+        finally:
+            with contextlib.suppress(Exception):
+                cursor.close()
+            with contextlib.suppress(Exception):
+                connection.rollback()
+        if row is None:
+            return
+        reasons = [text for flag, text in zip(row[:-1], _PG_PRIVILEGE_NAMES) if flag]
+        if reasons:
+            raise QueryError(
+                "refused",
+                f"datasource {self.name!r}: the login {row[-1]!r} {', '.join(reasons)}; "
+                "pytest-nl2sql only reads, so connect as a role that may only SELECT "
+                "(docs/security.md shows how to make one), or set "
+                f"allow_privileged_login: true for {self.name!r} in nl2sql.yaml",
+            )
+        self._login_checked = True
 
     def _release(self, connection: Any, healthy: bool) -> None:
         try:
             connection.rollback()
+            if self.dialect == "postgresql" and healthy:
+                # session-level advisory locks outlive a rollback; a query may not keep any
+                cursor = connection.cursor()
+                cursor.execute("SELECT pg_advisory_unlock_all()")
+                cursor.close()
+                connection.rollback()
         except Exception:
             healthy = False
         if not healthy:
@@ -223,7 +338,9 @@ class Adapter:
 
     # -- queries
 
-    def execute(self, sql: str, *, row_limit: int | None = None) -> QueryResult:
+    def execute(
+        self, sql: str, *, row_limit: int | None = None, role: RolePolicy | None = None
+    ) -> QueryResult:
         """Run one read-only query and return at most ``row_limit`` normalized rows.
 
         ``row_limit`` defaults to the adapter's. Raises ``QueryError`` with kind ``refused``
@@ -244,7 +361,7 @@ class Adapter:
         healthy = False
         try:
             started = time.perf_counter()
-            with self._watch(connection, deadline):
+            with self._watch(connection, deadline), self._authorize(connection, role):
                 cursor = self._cursor(connection)
                 try:
                     cursor.execute(sql)
@@ -263,6 +380,65 @@ class Adapter:
         return QueryResult(
             columns=columns, rows=rows, truncated=len(fetched) > limit, elapsed_s=elapsed
         )
+
+    @contextlib.contextmanager
+    def _authorize(self, connection: Any, role: RolePolicy | None) -> Iterator[None]:
+        """Make the database itself hold the query to reading, for ``role`` when given.
+
+        SQLite: :func:`~pytest_nl2sql.datasources.authorizer.query_authorizer` while the
+        query is prepared and run. PostgreSQL: the transaction is ``READ ONLY`` with the
+        adapter's ``statement_timeout``, and runs ``SET LOCAL ROLE`` to the role's
+        ``db_role`` when it has one, so the server's GRANTs decide what it may read.
+        """
+        if self.dialect == "sqlite":
+            generated, columns = self._layout(connection) if role is not None else ({}, {})
+            driver = connection.driver_connection
+            driver.set_authorizer(query_authorizer(self.name, role, generated, columns))
+            try:
+                yield
+            finally:
+                driver.set_authorizer(base_authorizer)
+            return
+        if self.dialect == "postgresql":
+            timeout_ms = max(1, int(self.timeout_s * 1000))
+            statements = [
+                "SET TRANSACTION READ ONLY",
+                f"SET LOCAL statement_timeout = {timeout_ms}",
+            ]
+            db_role = getattr(role, "db_role", None)
+            if db_role:
+                statements.append(f"SET LOCAL ROLE {_pg_ident(db_role)}")
+            cursor = connection.cursor()
+            try:
+                for statement in statements:
+                    cursor.execute(statement)
+            finally:
+                cursor.close()
+        yield
+
+    def _layout(self, connection: Any) -> tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]]:
+        """SQLite: each table's generated columns and all its columns (lowercase names)."""
+        if self._sqlite_layout is None:
+            cursor = connection.cursor()
+            try:
+                cursor.execute(
+                    "SELECT m.name, x.name, x.hidden FROM sqlite_master AS m "
+                    "JOIN pragma_table_xinfo(m.name) AS x WHERE m.type IN ('table', 'view')"
+                )
+                rows = cursor.fetchall()
+            finally:
+                cursor.close()
+            generated: dict[str, set[str]] = {}
+            columns: dict[str, list[str]] = {}
+            for table, column, hidden in rows:
+                columns.setdefault(str(table).lower(), []).append(str(column))
+                if hidden in (2, 3):
+                    generated.setdefault(str(table).lower(), set()).add(str(column).lower())
+            self._sqlite_layout = (
+                {t: frozenset(c) for t, c in generated.items()},
+                {t: tuple(c) for t, c in columns.items()},
+            )
+        return self._sqlite_layout
 
     def _cursor(self, connection: Any) -> Any:
         if self.dialect == "postgresql" and self.engine.dialect.driver == "psycopg":
@@ -346,6 +522,22 @@ class _Deadline:
 
 class _Unreachable(Exception):
     """The database cannot be opened (raised inside connection creation)."""
+
+
+_HEAP_LIMIT_SET = threading.Lock()
+
+
+def _lower_heap_limit(connection: sqlite3.Connection) -> None:
+    """Lower SQLite's process-wide hard heap limit to SQLITE_HEAP_LIMIT_BYTES (never raise it)."""
+    with _HEAP_LIMIT_SET:
+        current = connection.execute("PRAGMA hard_heap_limit").fetchone()[0]
+        if current == 0 or current > SQLITE_HEAP_LIMIT_BYTES:
+            connection.execute(f"PRAGMA hard_heap_limit = {SQLITE_HEAP_LIMIT_BYTES}")
+
+
+def _pg_ident(name: str) -> str:
+    """``name`` as a PostgreSQL identifier, quoted."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _secrets_of(url: URL) -> tuple[str, ...]:

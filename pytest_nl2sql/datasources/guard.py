@@ -3,9 +3,20 @@
 SQL written by a model (or a person) is parsed with sqlglot before it runs. Exactly one
 ``SELECT`` (``WITH ... SELECT``, ``UNION`` / ``INTERSECT`` / ``EXCEPT`` of them, DuckDB's
 ``FROM t``) is admitted; any other statement, a second statement, ``SELECT ... INTO``, row
-locks (``FOR UPDATE``), data-changing statements hidden in a CTE, and functions that touch
-anything outside the query (files, sessions, sequences, other servers, extensions) are
-refused with a reason a person can act on.
+locks (``FOR UPDATE``) and data-changing statements hidden in a CTE are refused with a reason
+a person can act on.
+
+Functions are checked against an allow-list of functions known to be pure
+(:mod:`pytest_nl2sql.datasources.functions`): a call's name is resolved first -- as written
+in the SQL, so quoting, case and a ``pg_catalog.`` qualifier are normalised the way the
+database itself does -- and anything not on the list (``pg_read_file``, ``dblink_exec``,
+``pg_sleep``, ``load_extension``, ``read_csv``, a function in another schema, ...) is refused,
+naming the function. A table-valued function in ``FROM`` must be on the dialect's list of
+table functions too (``json_each``, ``generate_series``, ``unnest``).
+
+The guard is bounded: SQL longer than :data:`MAX_SQL_CHARS` characters, with more than
+:data:`MAX_SQL_TOKENS` tokens or :data:`MAX_SQL_NODES` parse-tree nodes, or nested too deeply
+to parse, is refused before any further work.
 
 The guard is the first line only: each adapter also opens its database read-only, so a
 statement the guard misjudges is still refused by the database itself.
@@ -20,80 +31,29 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-__all__ = ["StatementRefused", "StatementUnparseable", "check_statement", "sqlglot_dialect"]
+from pytest_nl2sql.datasources.functions import allowed_functions, table_functions
+
+__all__ = [
+    "MAX_SQL_CHARS",
+    "MAX_SQL_NODES",
+    "MAX_SQL_TOKENS",
+    "StatementRefused",
+    "StatementUnparseable",
+    "check_size",
+    "check_statement",
+    "parse_bounded",
+    "resolve_function",
+    "sqlglot_dialect",
+]
+
+#: The longest SQL the guard (and the validator) will look at, in characters.
+MAX_SQL_CHARS = 100_000
+#: The most tokens a statement may have (checked before it is parsed).
+MAX_SQL_TOKENS = 20_000
+#: The most nodes a statement's parse tree may have.
+MAX_SQL_NODES = 20_000
 
 _ADMITTED = "only a single read-only SELECT (or WITH ... SELECT) may run"
-
-# Functions that read or change state outside the query, per dialect family. Names are
-# lowercase; a name ending in "*" is a prefix.
-_COMMON_DENIED = frozenset({"query", "query_table"})
-_POSTGRES_DENIED = frozenset(
-    {
-        "pg_terminate_backend",
-        "pg_cancel_backend",
-        "pg_reload_conf",
-        "pg_rotate_logfile",
-        "pg_read_file",
-        "pg_read_binary_file",
-        "pg_ls_*",
-        "pg_stat_file",
-        "pg_file_*",
-        "pg_advisory_*",
-        "pg_try_advisory_*",
-        "pg_create_*",
-        "pg_drop_*",
-        "pg_replication_*",
-        "pg_logical_*",
-        "pg_switch_wal",
-        "pg_promote",
-        "pg_backup_*",
-        "pg_start_backup",
-        "pg_stop_backup",
-        "pg_import_system_collations",
-        "pg_notify",
-        "lo_*",
-        "set_config",
-        "dblink*",
-        "nextval",
-        "setval",
-        "txid_current",
-        "pg_current_xact_id",
-        "query_to_xml*",
-        "table_to_xml*",
-        "cursor_to_xml*",
-        "database_to_xml*",
-        "schema_to_xml*",
-    }
-)
-_SQLITE_DENIED = frozenset(
-    {"load_extension", "writefile", "readfile", "edit", "fts3_tokenizer", "zipfile", "fsdir"}
-)
-_DUCKDB_DENIED = frozenset(
-    {
-        "read_*",
-        "parquet_*",
-        "sniff_csv",
-        "glob",
-        "sqlite_scan",
-        "sqlite_attach",
-        "postgres_*",
-        "mysql_*",
-        "iceberg_*",
-        "delta_scan",
-        "http_*",
-        "install_extension",
-        "load_extension",
-        "setval",
-        "nextval",
-        "currval",
-    }
-)
-_DENIED_BY_DIALECT = {
-    "postgresql": _POSTGRES_DENIED,
-    "sqlite": _SQLITE_DENIED,
-    "duckdb": _DUCKDB_DENIED,
-}
-_ALL_DENIED = _POSTGRES_DENIED | _SQLITE_DENIED | _DUCKDB_DENIED
 
 # Nodes that never belong inside a read-only query, wherever they appear.
 _WRITE_NODES: tuple[type[exp.Expression], ...] = tuple(
@@ -190,7 +150,49 @@ def check_statement(sql: str, dialect: str) -> None:
         )
     if not _is_query(root):
         raise StatementRefused(f"{_statement_kind(root)} is not allowed: {_ADMITTED}")
-    _check_inside(root, dialect.lower())
+    _check_inside(root, sql, dialect.lower())
+
+
+def check_size(sql: str) -> None:
+    """Raise ``StatementRefused`` when ``sql`` is longer than :data:`MAX_SQL_CHARS`."""
+    if len(sql) > MAX_SQL_CHARS:
+        raise StatementRefused(
+            f"the SQL is {len(sql):,} characters long; at most {MAX_SQL_CHARS:,} are checked "
+            "(write a shorter query)"
+        )
+
+
+def parse_bounded(sql: str, read: str | None) -> list[exp.Expression]:
+    """``sqlglot.parse(sql, read=read)`` within the guard's limits.
+
+    Raises ``StatementRefused`` for SQL over :data:`MAX_SQL_CHARS` characters or
+    :data:`MAX_SQL_TOKENS` tokens, or whose trees have over :data:`MAX_SQL_NODES` nodes, and
+    ``StatementUnparseable`` for SQL nested too deeply to parse. sqlglot's own errors
+    (``ParseError``, ``TokenError``) pass through.
+    """
+    check_size(sql)
+    parser_dialect = sqlglot.Dialect.get_or_raise(read)
+    try:
+        tokens = parser_dialect.tokenize(sql)
+        if len(tokens) > MAX_SQL_TOKENS:
+            raise StatementRefused(
+                f"the SQL has {len(tokens):,} tokens; at most {MAX_SQL_TOKENS:,} are checked "
+                "(write a shorter query, e.g. a join instead of a long IN list)"
+            )
+        parsed = parser_dialect.parser().parse(tokens, sql)
+    except RecursionError:
+        raise StatementUnparseable("the SQL is nested too deeply to check") from None
+    statements = [statement for statement in parsed if statement is not None]
+    nodes = 0
+    for statement in statements:
+        for _ in statement.walk():
+            nodes += 1
+            if nodes > MAX_SQL_NODES:
+                raise StatementRefused(
+                    f"the SQL's parse tree has more than {MAX_SQL_NODES:,} nodes; "
+                    "write a shorter query"
+                )
+    return statements
 
 
 def _parse(sql: str, read: str | None) -> list[exp.Expression]:
@@ -198,7 +200,7 @@ def _parse(sql: str, read: str | None) -> list[exp.Expression]:
     previous = sqlglot_logger.level
     sqlglot_logger.setLevel(logging.ERROR)  # "falling back to Command" is reported by us
     try:
-        parsed = sqlglot.parse(sql, read=read)
+        return parse_bounded(sql, read)
     except (ParseError, TokenError) as error:
         keyword = _first_keyword(sql)
         if keyword in _STATEMENT_KEYWORDS:
@@ -207,11 +209,8 @@ def _parse(sql: str, read: str | None) -> list[exp.Expression]:
         raise StatementUnparseable(
             f"the SQL could not be parsed as {read or 'generic SQL'}: {first} (write one plain SELECT)"
         ) from None
-    except RecursionError:
-        raise StatementUnparseable("the SQL is nested too deeply to check") from None
     finally:
         sqlglot_logger.setLevel(previous)
-    return [statement for statement in parsed if statement is not None]
 
 
 def _first_keyword(sql: str) -> str | None:
@@ -236,8 +235,9 @@ def _statement_kind(node: exp.Expression) -> str:
     return {"CREATE": "CREATE", "TRUNCATETABLE": "TRUNCATE"}.get(key, key)
 
 
-def _check_inside(root: exp.Expression, dialect: str) -> None:
-    denied = _DENIED_BY_DIALECT.get(dialect, _ALL_DENIED) | _COMMON_DENIED
+def _check_inside(root: exp.Expression, sql: str, dialect: str) -> None:
+    allowed = allowed_functions(dialect)
+    tabular = table_functions(dialect)
     for node in root.walk():
         if isinstance(node, _WRITE_NODES):
             if isinstance(node, exp.Into):
@@ -257,28 +257,272 @@ def _check_inside(root: exp.Expression, dialect: str) -> None:
                     f"row locks (FOR UPDATE / FOR SHARE) are not allowed: {_ADMITTED}"
                 )
         if isinstance(node, exp.Func):
-            name = _function_name(node)
-            if name and _is_denied(name, denied):
-                raise StatementRefused(
-                    f"function {name}() is not allowed: it reads or changes state outside the "
-                    f"query ({_ADMITTED}, using the datasource's own tables)"
-                )
+            _check_function(node, sql, dialect, allowed, tabular)
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
+            _check_table_name(node, dialect)
         if dialect == "duckdb" and isinstance(node, exp.Table) and _looks_like_file(node):
             raise StatementRefused(
                 f"reading the file {node.name!r} is not allowed: query the datasource's tables"
             )
 
 
-def _function_name(node: exp.Func) -> str:
+# The schema a dialect's built-in functions live in; a call qualified with it is the same
+# call unqualified. Any other qualifier names a function the allow-list knows nothing about.
+_FUNCTION_SCHEMAS = {"postgresql": "pg_catalog", "postgres": "pg_catalog"}
+
+# Functions sqlglot builds from syntax rather than from a name (``x::int``, ``CASE``,
+# ``EXTRACT(... FROM ...)``, ``a -> 'k'``, ``ARRAY[...]``, ``TRIM(BOTH ...)``, ...): these carry no
+# name token, and each is a pure built-in of every dialect that has the syntax. The value is
+# the name the database itself gives the call, when that matters (SQLite's authorizer
+# reports ``x -> 'k'`` as the function ``->``, ``x REGEXP y`` as ``regexp``).
+_SYNTAX_FUNCTIONS: dict[type[exp.Expression], str] = {
+    cls: name
+    for cls_name, name in (
+        ("Cast", "cast"),
+        ("TryCast", "cast"),
+        ("Case", "case"),
+        ("If", "case"),
+        ("Extract", "extract"),
+        ("Array", "array"),
+        ("Struct", "struct"),
+        ("Exists", "exists"),
+        ("Collate", "collate"),
+        ("Unnest", "unnest"),
+        ("Explode", "unnest"),
+        ("Paren", "paren"),
+        ("JSONExtract", "->"),
+        ("JSONExtractScalar", "->>"),
+        ("JSONBExtract", "->"),
+        ("JSONBExtractScalar", "->>"),
+        ("JSONBContains", "?"),
+        ("RegexpLike", "regexp"),
+        ("RegexpILike", "regexp"),
+        ("ArrayContainsAll", "@>"),
+        ("ArrayContainedBy", "<@"),
+        ("ArrayOverlaps", "&&"),
+        ("CurrentDate", "current_date"),
+        ("CurrentTime", "current_time"),
+        ("CurrentTimestamp", "current_timestamp"),
+        ("Localtime", "localtime"),
+        ("Localtimestamp", "localtimestamp"),
+        ("Trim", "trim"),
+        ("Substring", "substring"),
+        ("StrPosition", "position"),
+        ("GroupConcat", "group_concat"),
+        ("Ceil", "ceil"),
+        ("Floor", "floor"),
+        ("Chr", "char"),
+        ("Initcap", "initcap"),
+        ("Normalize", "normalize"),
+        ("Overlay", "overlay"),
+        ("TsOrDsToTimestamp", "cast"),
+        ("TsOrDsToDate", "cast"),
+        ("Interval", "interval"),
+        ("ArgMax", "arg_max"),
+        ("ArgMin", "arg_min"),
+        ("Max", "max"),
+        ("Min", "min"),
+        ("ApproxQuantile", "approx_quantile"),
+        ("Quantile", "quantile"),
+        ("PercentileCont", "percentile_cont"),
+        ("PercentileDisc", "percentile_disc"),
+        ("WithinGroup", "within group"),
+        ("Filter", "filter"),
+        ("Window", "over"),
+        ("Columns", "columns"),
+    )
+    if (cls := getattr(exp, cls_name, None)) is not None
+}
+# Syntax whose name is the operator itself on every dialect: always allowed.
+_ALWAYS_ALLOWED_SYNTAX = frozenset(
+    {"cast", "case", "extract", "array", "struct", "exists", "collate", "paren", "interval",
+     "within group", "filter", "over", "@>", "<@", "&&", "?"}
+)
+# Syntax whose database-side name must be on the dialect's list (on SQLite ``REGEXP`` calls
+# a user function ``regexp`` that is not there; DuckDB's ``COLUMNS(*)`` is not SQL).
+_SYNTAX_NAMED_BY_DIALECT = {
+    "sqlite": {"regexp": "regexp"},
+    "postgresql": {"regexp": None, "->": None, "->>": None},
+    "duckdb": {"regexp": None},
+}
+
+
+def resolve_function(node: exp.Func, sql: str, dialect: str) -> str | None:
+    """The name the database gives the call ``node`` of ``sql``, lowercase; None for syntax
+    that is a pure built-in wherever it parses (``CAST``, ``CASE``, ``EXTRACT``, ...).
+
+    The name is read as written in ``sql`` (sqlglot records where a call's name token is),
+    so ``"pg_read_file"`` and ``PG_READ_FILE`` are both ``pg_read_file``, whatever typed
+    node sqlglot made of the call. PostgreSQL keeps the case of a quoted name
+    (``"LOWER"`` is not ``lower``), as the database does.
+    """
+    if isinstance(node, (exp.Binary, exp.Unary)) and not _called_by_name(node, sql):
+        # an operator (``a OR b``, ``x -> 'k'``, ``a ~ b``), not a call: pure unless the
+        # database runs it as a named function that must be on the list
+        syntax = _SYNTAX_FUNCTIONS.get(type(node))
+        if syntax is None or syntax in _ALWAYS_ALLOWED_SYNTAX:
+            return None
+        return _SYNTAX_NAMED_BY_DIALECT.get(dialect, {}).get(syntax, syntax)
+    written = _written_name(node, sql, dialect)
+    if written is not None:
+        return written
     if isinstance(node, exp.Anonymous):
-        return str(node.this).lower()
-    return node.sql_name().lower()
+        this = node.this
+        if isinstance(this, exp.Identifier):
+            return _fold(this.name, this.quoted, dialect)
+        return _fold(str(this), False, dialect)
+    syntax = _SYNTAX_FUNCTIONS.get(type(node))
+    if syntax is not None:
+        if syntax in _ALWAYS_ALLOWED_SYNTAX:
+            return None
+        special = _SYNTAX_NAMED_BY_DIALECT.get(dialect, {})
+        if syntax in special:
+            return special[syntax]
+        return syntax
+    # sqlglot kept no position for the name (JSON_OBJECT, JSON_AGG, ... are parsed by hand):
+    # the name the dialect itself writes for this node is the name the database will see
+    try:
+        generated = node.sql(dialect=sqlglot_dialect(dialect))
+    except Exception:  # noqa: BLE001 - a node sqlglot cannot write back: refuse by its class
+        generated = ""
+    called = _GENERATED_CALL_RE.match(generated)
+    if called is not None:
+        return _fold(called.group(2), bool(called.group(1)), dialect)
+    return f"{type(node).__name__.lower()} (unrecognised syntax)"
 
 
-def _is_denied(name: str, denied: frozenset[str]) -> bool:
-    if name in denied:
-        return True
-    return any(item.endswith("*") and name.startswith(item[:-1]) for item in denied)
+_GENERATED_CALL_RE = re.compile(r'\s*(")?([A-Za-z_][A-Za-z0-9_$]*)"?\s*\(')
+
+
+_NAME_RE = re.compile(r'^(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)$')
+
+
+def _called_by_name(node: exp.Expression, sql: str) -> bool:
+    """Whether ``node`` was written as ``name(...)`` rather than as an operator."""
+    meta = node.meta
+    start, end = meta.get("start"), meta.get("end")
+    if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start <= end < len(sql):
+        return False
+    if not _NAME_RE.match(sql[start : end + 1]):
+        return False
+    rest = _SKIP_RE.match(sql, end + 1)
+    position = rest.end() if rest else end + 1
+    return sql.startswith("(", position)
+
+
+_SKIP_RE = re.compile(r"(?:\s+|/\*.*?\*/|--[^\n]*(?:\n|$))*", re.S)
+
+
+def _written_name(node: exp.Func, sql: str, dialect: str) -> str | None:
+    meta = node.meta
+    start, end = meta.get("start"), meta.get("end")
+    if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start <= end < len(sql):
+        return None
+    text = sql[start : end + 1]
+    if not _NAME_RE.match(text):
+        return None
+    if text[0] == '"':
+        return _fold(text[1:-1].replace('""', '"'), True, dialect)
+    if text[0] == "`":
+        return _fold(text[1:-1].replace("``", "`"), True, dialect)
+    if text[0] == "[":
+        return _fold(text[1:-1], True, dialect)
+    return _fold(text, False, dialect)
+
+
+def _fold(name: str, quoted: bool, dialect: str) -> str:
+    if quoted and dialect in ("postgresql", "postgres"):
+        return name  # a quoted name keeps its case on PostgreSQL
+    return name.lower()
+
+
+def _check_function(
+    node: exp.Func, sql: str, dialect: str, allowed: frozenset[str], tabular: frozenset[str]
+) -> None:
+    name = resolve_function(node, sql, dialect)
+    parent = node.parent
+    qualifier = None
+    if isinstance(parent, exp.Dot) and parent.expression is node:
+        qualifier = parent.this
+    elif isinstance(parent, exp.Table) and parent.this is node:
+        if parent.args.get("catalog") is not None:
+            qualifier = exp.Dot(this=parent.args["catalog"], expression=parent.args.get("db"))
+        else:
+            qualifier = parent.args.get("db")
+    if qualifier is not None:
+        schema = _FUNCTION_SCHEMAS.get(dialect)
+        if not (
+            isinstance(qualifier, exp.Identifier)
+            and schema is not None
+            and _fold(qualifier.name, qualifier.quoted, dialect) == schema
+        ):
+            shown = f"{qualifier.sql()}.{name or node.sql_name().lower()}"
+            raise StatementRefused(
+                f"function {shown}() is not allowed: only the built-in functions known to be "
+                f"pure may be called ({_ADMITTED}); call them without a schema"
+            )
+    if name is None:
+        return
+    if name not in allowed:
+        raise StatementRefused(
+            f"function {name}() is not allowed: only functions known to be pure may be called "
+            f"(it may read or change state outside the query; {_ADMITTED}, using the "
+            "datasource's own tables)"
+        )
+    if _in_from(node) and name not in tabular:
+        raise StatementRefused(
+            f"function {name}() cannot be read as a table: {_ADMITTED}, reading the "
+            "datasource's own tables"
+        )
+    if dialect == "sqlite" and name in ("printf", "format"):
+        _check_sqlite_format(node, name)
+
+
+# A printf conversion's flags, width and precision: a width or precision given as '*' or
+# with more than four digits makes SQLite loop that many times inside one step, where the
+# query timeout cannot interrupt it.
+_FORMAT_SPEC_RE = re.compile(r"%[-+ #0!,]*(\*|\d*)(?:\.(\*|\d*))?")
+_MAX_FORMAT_DIGITS = 4
+
+
+def _check_sqlite_format(node: exp.Func, name: str) -> None:
+    if isinstance(node, exp.Anonymous):  # printf(fmt, ...): the name is `this`
+        fmt = node.expressions[0] if node.expressions else None
+    else:  # format(fmt, ...) parses to exp.Format, the format as `this`
+        fmt = node.this
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise StatementRefused(
+            f"{name}() needs its format as a string literal (a computed format could ask "
+            f"for unbounded output): {_ADMITTED}"
+        )
+    for width, precision in _FORMAT_SPEC_RE.findall(fmt.this):
+        for part in (width, precision):
+            if part == "*" or len(part) > _MAX_FORMAT_DIGITS:
+                raise StatementRefused(
+                    f"{name}() with a width or precision of '*' or over "
+                    f"{'9' * _MAX_FORMAT_DIGITS} is not allowed: it can run unbounded inside "
+                    "one step of the query"
+                )
+
+
+def _in_from(node: exp.Func) -> bool:
+    parent = node.parent
+    if isinstance(parent, exp.Table):
+        return parent.this is node
+    return isinstance(parent, (exp.From, exp.Join, exp.Lateral)) and parent.this is node
+
+
+# Tables that are really functions (SQLite's eponymous virtual tables, DuckDB's catalog).
+_TABLE_FUNCTION_PREFIXES = {"sqlite": ("pragma_",), "duckdb": ("pragma_", "duckdb_")}
+
+
+def _check_table_name(table: exp.Table, dialect: str) -> None:
+    prefixes = _TABLE_FUNCTION_PREFIXES.get(dialect)
+    if prefixes and table.name.lower().startswith(prefixes):
+        raise StatementRefused(
+            f"function {table.name.lower()}() cannot be read as a table: {_ADMITTED}, "
+            "reading the datasource's own tables"
+        )
 
 
 def _looks_like_file(table: exp.Table) -> bool:

@@ -202,12 +202,17 @@ def _sqlite_tables(adapter: Adapter) -> dict[str, TableInfo]:
 
 
 def _sqlite_all_columns(cursor: Any, tables: list[str]) -> list[tuple]:
-    """Every column of every table in one query; table by table if a broken view spoils it."""
+    """Every column of every table in one query; table by table if a broken view spoils it.
+
+    ``table_xinfo`` rather than ``table_info``: generated columns are columns a query can
+    read (and a role's policy must be able to name); only the hidden columns of virtual
+    tables (``hidden = 1``) are left out.
+    """
     try:
         cursor.execute(
             'SELECT m.name, p.name, p.type, p.pk, p."notnull" FROM sqlite_schema AS m '
-            "JOIN pragma_table_info(m.name) AS p WHERE m.type IN ('table', 'view') "
-            "AND m.name NOT LIKE 'sqlite_%' ORDER BY m.rowid, p.cid"
+            "JOIN pragma_table_xinfo(m.name) AS p WHERE m.type IN ('table', 'view') "
+            "AND m.name NOT LIKE 'sqlite_%' AND p.hidden != 1 ORDER BY m.rowid, p.cid"
         )
         return cursor.fetchall()
     except Exception:
@@ -215,7 +220,8 @@ def _sqlite_all_columns(cursor: Any, tables: list[str]) -> list[tuple]:
         for table in tables:
             try:
                 cursor.execute(
-                    'SELECT ?, name, type, pk, "notnull" FROM pragma_table_info(?) ORDER BY cid',
+                    'SELECT ?, name, type, pk, "notnull" FROM pragma_table_xinfo(?) '
+                    "WHERE hidden != 1 ORDER BY cid",
                     (table, table),
                 )
                 rows.extend(cursor.fetchall())

@@ -48,7 +48,11 @@ class DatasourceRegistry:
             if adapter is None:
                 config = self._configs[key]
                 adapter = Adapter(
-                    config.name, config.url, row_limit=config.row_limit, timeout_s=config.timeout_s
+                    config.name,
+                    config.url,
+                    row_limit=config.row_limit,
+                    timeout_s=config.timeout_s,
+                    allow_privileged_login=config.allow_privileged_login,
                 )
                 self._adapters[key] = adapter
             return adapter
@@ -61,6 +65,11 @@ class DatasourceRegistry:
         except UnknownDatasource:
             return False
         return True
+
+    def check_logins(self) -> None:
+        """Fail early (``QueryError('refused')``) on a PostgreSQL login that could write."""
+        for name in self.names():
+            self.get(name).check_login()
 
     def close(self) -> None:
         """Close every adapter's connections; adapters are created again if used later."""

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ErrorLevel, ParseError, UnsupportedError
 
 from .plan import (
     Call,
@@ -71,7 +71,13 @@ def compile_plan(plan: PlanModel, dialect: str) -> str:
     if plan.kind != "answer" or plan.query is None:
         raise CompileError(f"a plan of kind {plan.kind!r} has no SQL; only kind 'answer' compiles")
     tree = _Compiler(d).query(plan.query)
-    return tree.sql(dialect=d, identify=True)
+    try:
+        # never drop what the plan said: syntax the dialect lacks (a raw ``FOR UPDATE`` on
+        # SQLite, say) is an error, not silently left out of the SQL that runs
+        return tree.sql(dialect=d, identify=True, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as err:
+        first = str(err).split("\n")[0]
+        raise CompileError(f"the plan uses what {d} cannot express: {first}") from None
 
 
 def _ident(name: str) -> exp.Identifier:
@@ -214,7 +220,8 @@ class _Compiler:
             parsed = sqlglot.parse_one(r.sql, read=self.d)
         except ParseError as err:
             raise CompileError(f"raw SQL {r.sql!r} does not parse as {self.d}: {err}") from None
-        if isinstance(parsed, exp.Query):
+        if isinstance(parsed, exp.Query) and not isinstance(parsed, exp.Subquery):
+            # a scalar subquery in parentheses is an expression; a bare SELECT is not
             raise CompileError(f"raw SQL {r.sql!r} must be an expression, not a whole query")
         return _wrap(parsed)
 

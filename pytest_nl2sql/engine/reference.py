@@ -19,7 +19,7 @@ from .plan import PlanError, PlanModel, plan_json_schema
 from .protocol import Answer, RouteResult
 from .resolver import QUESTION_NOT_ANSWERABLE, resolve
 from .router import DatasourceDoc, Router, doc_from_schema
-from .validator import REFUSAL_MESSAGE, validate_sql
+from .validator import REFUSAL_MESSAGE, access_denied, policy_restricts, validate_sql
 
 __all__ = ["ReferenceEngine", "SetupError", "make_engine"]
 
@@ -109,13 +109,25 @@ class ReferenceEngine:
         routing = self.router.route(question, allowed=allowed)
         return RouteResult(ranked=routing.ranked, shortlist=routing.shortlist, tables=routing.tables, columns=routing.columns)
 
-    def schema_text(self, datasources: tuple[str, ...], routing: RouteResult) -> str:
+    def schema_text(
+        self, datasources: tuple[str, ...], routing: RouteResult, policy: Any = None
+    ) -> str:
+        """The schema the LLM is shown: with ``policy`` (a role's), only the datasources,
+        tables and columns it may read; a table with no readable column is left out."""
         lines = []
         for ds in datasources:
+            if policy is not None and not policy.allows_datasource(ds):
+                continue
             dialect = self.registry.get(ds).dialect
             desc = self.config.datasources[ds].description
             lines.append(f"datasource {ds} ({dialect}){': ' + desc if desc else ''}")
             for table, cols in self.schema(ds).items():
+                if policy is not None:
+                    if not policy.allows_table(ds, table):
+                        continue
+                    cols = [c for c in cols if policy.allows_column(ds, table, c)]
+                    if not cols:
+                        continue
                 lines.append(f"  {table}({', '.join(cols)})")
         return "\n".join(lines)
 
@@ -128,10 +140,18 @@ class ReferenceEngine:
             message = str(exc.args[0]) if exc.args else str(exc)
             return Answer(status="error", error=message, message=message)
         routing = self.route(question, role)
-        retrieved = {"retrieved_tables": routing.tables, "retrieved_columns": routing.columns}
+        retrieved = {
+            "retrieved_tables": _readable_tables(routing.tables, policy),
+            "retrieved_columns": _readable_columns(routing.columns, policy),
+        }
 
         def done(**kw: Any) -> Answer:
-            return Answer(cost_usd=cost, latency_s=time.perf_counter() - started, **retrieved, **kw)
+            # a refusal names nothing, not even what routing retrieved
+            names = {} if kw.get("status") == "refused" else retrieved
+            return Answer(cost_usd=cost, latency_s=time.perf_counter() - started, **names, **kw)
+
+        def refused(datasource: str) -> Answer:
+            return done(status="refused", message=REFUSAL_MESSAGE, datasources=(datasource,))
 
         shortlist = routing.shortlist or tuple(d for d in self.config.datasources if policy.allows_datasource(d))
         try:
@@ -139,7 +159,7 @@ class ReferenceEngine:
                 PlanRequest(
                     question=question,
                     role=role,
-                    schema_text=self.schema_text(tuple(shortlist), routing),
+                    schema_text=self.schema_text(tuple(shortlist), routing, policy),
                     json_schema=self._json_schema,
                     datasources=tuple(shortlist),
                 )
@@ -163,8 +183,15 @@ class ReferenceEngine:
             return done(status="refused", message=REFUSAL_MESSAGE)
         schema = self.schema(datasource)
         adapter = self.registry.get(datasource)
-        resolution = resolve(plan, schema, dialect=adapter.dialect)
+        restricted = policy_restricts(policy, datasource)
+        try:
+            resolution = resolve(plan, schema, dialect=adapter.dialect)
+        except CompileError as exc:
+            return done(status="error", error=f"compile: {exc}", message=str(exc))
         if resolution.status == "not_answerable":
+            if restricted:
+                # a name the schema lacks answers as a denied one does: no existence oracle
+                return refused(datasource)
             return done(status="not_answerable", code=QUESTION_NOT_ANSWERABLE, message=resolution.message)
         try:
             sql = compile_plan(plan, adapter.dialect)
@@ -172,14 +199,16 @@ class ReferenceEngine:
             return done(status="error", error=f"compile: {exc}", message=str(exc))
         check = validate_sql(sql, dialect=adapter.dialect, datasource=datasource, schema=schema, policy=policy)
         if check.status == "refused":
-            return done(status="refused", message=REFUSAL_MESSAGE, datasources=(datasource,))
+            return refused(datasource)
         if check.status == "unknown_reference":
             return done(status="not_answerable", code=QUESTION_NOT_ANSWERABLE, message=check.message, sql=sql)
         if not check.ok:
             return done(status="error", error=check.message, message=check.message, sql=sql)
         try:
-            res = adapter.execute(sql)
+            res = adapter.execute(sql, role=policy)
         except QueryError as exc:
+            if restricted and access_denied(exc):
+                return refused(datasource)
             return done(status="error", error=f"{exc.kind}: {exc.message}", message=str(exc), sql=sql, datasources=(datasource,))
         answer = done(
             status="ok",
@@ -195,3 +224,24 @@ class ReferenceEngine:
 
     def close(self) -> None:
         self.registry.close()
+
+
+def _readable_tables(names: tuple[str, ...], policy: Any) -> tuple[str, ...]:
+    """The ``datasource.Table`` names the role may read."""
+    out = []
+    for name in names:
+        ds, _, table = name.partition(".")
+        if table and policy.allows_table(ds, table):
+            out.append(name)
+    return tuple(out)
+
+
+def _readable_columns(names: tuple[str, ...], policy: Any) -> tuple[str, ...]:
+    """The ``datasource.Table.Column`` names the role may read."""
+    out = []
+    for name in names:
+        ds, _, rest = name.partition(".")
+        table, _, column = rest.rpartition(".")
+        if table and column and policy.allows_column(ds, table, column):
+            out.append(name)
+    return tuple(out)

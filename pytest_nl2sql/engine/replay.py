@@ -3,7 +3,14 @@
 Research systems produce their SQL elsewhere; this engine scores it here. Each predicted
 query runs through exactly what every other query runs through -- the statement guard, the
 validator with the role's access policy, the read-only adapter -- so refusals and read-only
-hold for replayed SQL too. The file format is documented in docs/predictions.md:
+hold for replayed SQL too. Queries run with the role's policy (``adapter.execute(sql,
+role=policy)``), so the database enforces it as well. For SQLite, a prediction that relies on
+double-quoted strings (``WHERE city = "Paris"``) is rewritten by :func:`sqlite_string_fallback`
+for an unrestricted role, and the rewritten SQL is what is validated and run -- never the
+original, in which SQLite might resolve a quoted name (``"rowid"``) to data the validator did
+not see. A restricted role gets no rewriting: a name missing from the schema is refused like a
+denied one, so that the answer tells nothing about which names exist. The file format is
+documented in docs/predictions.md:
 
 * JSONL: one object a line, ``{"id": CASE_ID, "sql": "...", "role": ..., "question": ...,
   "datasource": ..., "cost_usd": ..., "latency_s": ...}`` (only ``id`` and ``sql`` required);
@@ -41,7 +48,7 @@ from ..datasources import (
 from ..errors import Nl2sqlError
 from ..yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
 from .protocol import Answer, RouteResult
-from .validator import REFUSAL_MESSAGE, validate_sql
+from .validator import REFUSAL_MESSAGE, ROWID_NAMES, access_denied, policy_restricts, validate_sql
 
 __all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
 
@@ -135,6 +142,10 @@ def _jsonl_items(text: str, path: str) -> list[tuple[Any, str]]:
             out.append((json.loads(line), f"{path}:{number}"))
         except json.JSONDecodeError as exc:
             raise PredictionsError(f"{path}:{number}: not a JSON object ({exc.msg} at column {exc.colno}); JSONL is one object a line") from None
+        except RecursionError:
+            raise PredictionsError(f"{path}:{number}: the JSON is nested too deeply (a prediction is one flat object)") from None
+        except ValueError as exc:  # e.g. a number with more digits than Python converts
+            raise PredictionsError(f"{path}:{number}: not a usable JSON object ({str(exc)[:120]})") from None
     return out
 
 
@@ -170,29 +181,51 @@ def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
 
 
 def sqlite_string_fallback(sql: str, columns: Iterable[str]) -> str | None:
-    """``sql`` with SQLite's double-quoted strings made single-quoted, for validation only.
+    """``sql`` with SQLite's double-quoted strings made single-quoted; None when nothing changes.
 
     SQLite reads ``"JetBlue Airways"`` as a string when no column has that name (most of
     Spider's gold SQL relies on it); sqlglot reads it as a column. A double-quoted, unqualified
-    name that is neither a column of the schema nor an alias of the query is made a string
-    literal here, exactly as SQLite does; nothing that names data changes. None: no change.
+    name is made a string literal here only when SQLite could not resolve it to anything that
+    holds data: never a column of the schema (``columns``: every column of every table), a
+    pseudo-column (``rowid``, ``oid``, ``_rowid_``), a select-list alias, a table or CTE alias
+    or a CTE's column name. The change is made in the text itself (only those quoted tokens are
+    rewritten), so the rest of the query is exactly as predicted.
+
+    The engine validates *and runs* the returned SQL, never the original: what runs is what
+    was checked, so a name the fallback turned into a string cannot read data behind the
+    validator's back.
     """
     try:
         tree = sqlglot.parse_one(sql, read="sqlite")
-    except sqlglot.errors.SqlglotError:
+    except (sqlglot.errors.SqlglotError, RecursionError):
         return None
-    known = {c.lower() for c in columns}
-    known |= {a.alias.lower() for a in tree.find_all(exp.Alias)}
-    changed = False
-    for col in list(tree.find_all(exp.Column)):
+    if tree is None:
+        return None
+    known = {c.lower() for c in columns} | set(ROWID_NAMES)
+    known |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    for alias in tree.find_all(exp.TableAlias):
+        if alias.name:
+            known.add(alias.name.lower())
+        known |= {c.name.lower() for c in alias.columns}
+    known |= {t.name.lower() for t in tree.find_all(exp.Table) if t.name}
+    spans: list[tuple[int, int, str]] = []
+    for col in tree.find_all(exp.Column):
         ident = col.this
         if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
             continue
         if ident.name.lower() in known:
             continue
-        col.replace(exp.Literal.string(ident.name))
-        changed = True
-    return tree.sql(dialect="sqlite") if changed else None
+        start, end = ident.meta.get("start"), ident.meta.get("end")
+        if not isinstance(start, int) or not isinstance(end, int) or sql[start:start + 1] != '"' \
+                or sql[end:end + 1] != '"':
+            return None  # cannot tell where the token is: no fallback rather than a guess
+        spans.append((start, end, ident.name))
+    if not spans:
+        return None
+    out = sql
+    for start, end, name in sorted(spans, reverse=True):
+        out = out[:start] + "'" + name.replace("'", "''") + "'" + out[end + 1:]
+    return out
 
 
 class ReplayEngine:
@@ -221,6 +254,17 @@ class ReplayEngine:
                 "pass --nl2sql-config or put nl2sql.yaml beside the suite"
             )
         return cls(read_predictions(path), project)
+
+    def check_setup(self) -> None:
+        """Before a run: a PostgreSQL login that could write stops it (docs/security.md)."""
+        from .reference import SetupError
+
+        for name in self.registry.names():
+            try:
+                self.registry.get(name).check_login()
+            except QueryError as exc:
+                if exc.kind == "refused":
+                    raise SetupError(exc.message) from None
 
     # -- finding a case's prediction ---------------------------------------------------
     def _question_index(self) -> dict[str, set[str]]:
@@ -331,18 +375,26 @@ class ReplayEngine:
             schema = self._schema(ds)
         except QueryError as exc:
             return done(status="error", error=f"{exc.kind}: {exc.message}", message=exc.message, datasources=(ds,))
-        check = validate_sql(p.sql, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
-        if check.status == "unknown_reference" and adapter.dialect == "sqlite":
+        restricted = policy_restricts(policy, ds)
+        run_sql = p.sql
+        check = validate_sql(run_sql, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
+        if adapter.dialect == "sqlite" and check.status == "unknown_reference":
+            # Only an unrestricted role gets unknown_reference. For a restricted role a missing
+            # name is refused like a denied one, and no fallback is tried: turning a missing
+            # name into a string while a denied one stays refused would tell the two apart.
             fixed = sqlite_string_fallback(p.sql, (c for cols in schema.values() for c in cols))
             if fixed is not None:
                 check = validate_sql(fixed, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
+                run_sql = fixed  # run what was validated, never the original
         if check.status == "refused":
             return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
         if not check.ok:
             return done(status="error", error=f"{check.status}: {check.message}", message=check.message, datasources=(ds,))
         try:
-            res = adapter.execute(p.sql)
+            res = adapter.execute(run_sql, role=policy)
         except QueryError as exc:
+            if restricted and access_denied(exc):
+                return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
             return done(status="error", error=f"{exc.kind}: {exc.message}", message=exc.message, datasources=(ds,))
         return done(
             status="ok",

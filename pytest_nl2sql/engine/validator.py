@@ -5,28 +5,75 @@
 machinery - case-insensitively against the schema, then asks the policy about each. A refusal
 always carries the one :data:`REFUSAL_MESSAGE` and nothing else, so a role never learns the
 name of something it may not see.
+
+What counts as a read, beyond plain column references:
+
+* a whole-row reference reads every column of its table: ``t.*`` anywhere but directly in
+  the select list (``row_to_json(t.*)``, ``(t.*)::text``, ``count(t.*)``,
+  ``json_group_array(t.*)``), a table name or alias used as a value (``to_jsonb(t)``,
+  ``t::text``, ``(t)."Col"``; PostgreSQL and DuckDB), and ``*`` inside a call other than
+  ``count(*)``;
+* on SQLite, the pseudo-columns ``rowid``, ``oid`` and ``_rowid_`` (when the table has no
+  real column of that name) read the table's INTEGER PRIMARY KEY; the schema does not say
+  which column that is, so they count as reading every column of the table.
+
+Schema qualifiers are resolved: the datasource's own schema (``main`` on SQLite and DuckDB,
+``public`` on PostgreSQL) names the schema's tables; any other qualifier (``temp``,
+``information_schema``, ``pg_catalog``, another database) names nothing the schema has.
+System catalogs (``information_schema.*``, ``pg_catalog.*``, any ``pg_*`` relation,
+``sqlite_*`` tables, ``pragma_*`` table functions) are never part of the schema.
+
+A role whose policy restricts anything on the datasource (see :func:`policy_restricts`) gets
+``refused`` with :data:`REFUSAL_MESSAGE` for a missing name too, exactly as for a denied one,
+so that the answer is no oracle of what exists. An unrestricted role gets
+``unknown_reference`` with the names listed.
+
+The validator is bounded like the statement guard: SQL over
+:data:`~pytest_nl2sql.datasources.guard.MAX_SQL_CHARS` characters, or with a parse tree over
+:data:`~pytest_nl2sql.datasources.guard.MAX_SQL_NODES` nodes, is ``invalid`` before any
+analysis.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from ..datasources.guard import StatementRefused, parse_bounded
 from .compiler import CompileError, sqlglot_dialect
 
-__all__ = ["REFUSAL_MESSAGE", "AccessPolicy", "Validation", "validate_sql"]
+__all__ = [
+    "REFUSAL_MESSAGE",
+    "ROWID_NAMES",
+    "AccessPolicy",
+    "Validation",
+    "access_denied",
+    "is_system_catalog",
+    "policy_restricts",
+    "validate_sql",
+]
 
 #: The one message every refusal carries. It names no table and no column.
 REFUSAL_MESSAGE = "This question needs data your role is not allowed to see."
 
 Status = Literal["ok", "refused", "unknown_reference", "invalid"]
+
+#: The schema qualifier that names the datasource's own tables, per sqlglot dialect.
+_OWN_SCHEMAS: dict[str | None, frozenset[str]] = {
+    "sqlite": frozenset({"main"}),
+    "duckdb": frozenset({"main"}),
+    "postgres": frozenset({"public"}),
+}
+#: SQLite's pseudo-columns: each reads the table's rowid (its INTEGER PRIMARY KEY, if any).
+ROWID_NAMES = frozenset({"rowid", "oid", "_rowid_"})
+_CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
+_CATALOG_PREFIXES = ("pg_", "sqlite_", "pragma_")
 
 
 class AccessPolicy(Protocol):
@@ -35,6 +82,62 @@ class AccessPolicy(Protocol):
     def allows_datasource(self, ds: str) -> bool: ...
     def allows_table(self, ds: str, table: str) -> bool: ...
     def allows_column(self, ds: str, table: str, column: str) -> bool: ...
+
+
+def _names_datasource(entry: Any, ds: str) -> bool:
+    """Whether one allow/deny entry concerns ``ds`` (entries that do not say: assume so)."""
+    if isinstance(entry, tuple) and entry and isinstance(entry[0], str):
+        return entry[0].lower() == ds.lower()
+    return True
+
+
+def policy_restricts(policy: Any, datasource: str) -> bool:
+    """Whether ``policy`` restricts anything on ``datasource`` (an allow list, a deny rule).
+
+    A policy with a ``restricts(ds)`` method is asked; otherwise its ``allow_tables``,
+    ``allow_columns``, ``deny_tables`` and ``deny_columns`` attributes are read (as
+    :class:`~pytest_nl2sql.config.RolePolicy` has them): any allow list, or any deny entry
+    for this datasource, restricts. A role that may not use the datasource at all restricts it.
+    """
+    method = getattr(policy, "restricts", None)
+    if callable(method):
+        return bool(method(datasource))
+    try:
+        if not policy.allows_datasource(datasource):
+            return True
+    except Exception:  # noqa: BLE001 - a policy that cannot say is treated as restrictive
+        return True
+    if getattr(policy, "allow_tables", None) is not None:
+        return True
+    if getattr(policy, "allow_columns", None) is not None:
+        return True
+    for attr in ("deny_tables", "deny_columns"):
+        entries = getattr(policy, attr, ()) or ()
+        if any(_names_datasource(e, datasource) for e in entries):
+            return True
+    return False
+
+
+_DENIED_WORDS = ("not authorized", "prohibited", "permission denied")
+
+
+def access_denied(error: Any) -> bool:
+    """Whether a query error is the database refusing a read for a role.
+
+    SQLite's authorizer fails a statement with "not authorized" or "access to T.C is
+    prohibited"; PostgreSQL's GRANTs with "permission denied for ...". An engine answers such
+    an error for a restricted role with :data:`REFUSAL_MESSAGE`, never with the message
+    (which may name the table and column).
+    """
+    text = str(getattr(error, "message", None) or error).lower()
+    return any(word in text for word in _DENIED_WORDS)
+
+
+def is_system_catalog(name: str, schema: str | None = None) -> bool:
+    """Whether ``[schema.]name`` is a system catalog (never part of a datasource's schema)."""
+    if schema is not None and schema.lower() in _CATALOG_SCHEMAS:
+        return True
+    return name.lower().startswith(_CATALOG_PREFIXES)
 
 
 @attrs.frozen
@@ -99,7 +202,9 @@ def _lowercase_identifiers(tree: exp.Expression) -> dict[str, str]:
 
 def _parse(sql: str, dialect: str) -> exp.Expression | Validation:
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        statements = parse_bounded(sql, dialect)
+    except StatementRefused as refusal:  # too long, too big, nested too deeply
+        return _invalid(refusal.reason)
     except SqlglotError as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         return _invalid(f"The SQL does not parse as {dialect}: {first}")
@@ -120,6 +225,48 @@ def _scopes(tree: exp.Expression) -> list[Scope] | Validation:
         return traverse_scope(tree)
     except (OptimizeError, SqlglotError) as err:
         return _invalid(f"The SQL could not be analysed: {err}")
+
+
+def _show(spelled: Mapping[str, str], *parts: str | None) -> str:
+    return ".".join(spelled.get(p, p) for p in parts if p)
+
+
+def _resolve_qualifiers(
+    tree: exp.Expression, dialect: str | None, spelled: Mapping[str, str]
+) -> list[str] | Validation:
+    """Strip the datasource's own schema qualifier from tables and columns, in place.
+
+    Returns the names that refer to something outside the schema: another schema or database,
+    a system catalog, a ``pragma_*`` table function.
+    """
+    own = _OWN_SCHEMAS.get(dialect, frozenset())
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    missing: list[str] = []
+    for table in list(tree.find_all(exp.Table)):
+        if isinstance(table.parent, exp.JoinHint):
+            continue
+        if not isinstance(table.this, exp.Identifier):
+            func = table.this
+            fname = func.name if isinstance(func, exp.Anonymous) else getattr(func, "key", "")
+            if isinstance(fname, str) and fname.lower().startswith("pragma_"):
+                missing.append(_show(spelled, table.catalog, table.db, fname.lower()))
+            continue
+        name, db, catalog = table.name, table.db, table.catalog
+        if catalog or (db and db not in own) or is_system_catalog(name, db or None):
+            missing.append(_show(spelled, catalog, db, name))
+            continue
+        if db:
+            if name in ctes:
+                # main.t is the base table even where a CTE is called t; do not guess
+                return _invalid("A schema-qualified table has the name of a CTE; rename the CTE")
+            table.set("db", None)
+    for col in list(tree.find_all(exp.Column)):
+        db, catalog = col.args.get("db"), col.args.get("catalog")
+        if catalog is not None or (db is not None and db.name not in own):
+            missing.append(_show(spelled, col.text("catalog"), col.text("db"), col.table, col.name))
+        elif db is not None:
+            col.set("db", None)
+    return missing
 
 
 def _base_tables(scopes: list[Scope]) -> list[exp.Table] | Validation:
@@ -144,12 +291,97 @@ def _find_source(scope: Scope | None, qualifier: str) -> exp.Table | Scope | Non
     return None
 
 
+def _table_sources(scope: Scope) -> list[exp.Table]:
+    return [s for _, s in scope.selected_sources.values() if isinstance(s, exp.Table)]
+
+
 def _derived_outputs(scope: Scope) -> set[str] | None:
     """Output names of a derived table or CTE scope; None when it cannot be told (e.g. UNION)."""
     try:
         return {name.lower() for name in scope.expression.named_selects}
     except Exception:  # noqa: BLE001 - a shape sqlglot cannot name; do not guess
         return None
+
+
+def _is_projection(node: exp.Expression) -> bool:
+    return isinstance(node.parent, exp.Select) and node.arg_key == "expressions"
+
+
+def _whole_rows(
+    scopes: list[Scope], known: _Schema, dialect: str | None, spelled: Mapping[str, str]
+) -> tuple[set[str], list[str]]:
+    """Find whole-row references and SQLite rowid pseudo-columns; replace them by NULL.
+
+    Returns the tables (schema keys) read whole and the references that name nothing.
+    """
+    whole: set[str] = set()
+    missing: list[str] = []
+    sqlite = dialect == "sqlite"
+    found: list[tuple[Scope, exp.Expression]] = []
+    for scope in scopes:
+        found.extend((scope, n) for n in scope.walk() if type(n) in (exp.Column, exp.Star))
+    for scope, node in found:
+        if isinstance(node, exp.Star):
+            # a bare * in a call other than count(*) reads the rows of every table here
+            if isinstance(node.parent, exp.Column | exp.Count) or _is_projection(node):
+                continue
+            if node.parent is None or node.args.get("except_") or node.args.get("replace"):
+                continue
+            whole.update(t.name for t in _table_sources(scope))
+            continue
+        col: exp.Column = node  # type: ignore[assignment]
+        if isinstance(col.this, exp.Star):
+            if _is_projection(col):
+                continue  # t.* in the select list: qualify expands it to t's columns
+            src = _find_source(scope, col.table)
+            if isinstance(src, exp.Table):
+                whole.add(src.name)
+            elif src is None:
+                missing.append(_show(spelled, col.table) + ".*")
+                continue
+            # a derived table's row is its select list, which its own scope reads
+            col.replace(exp.Null())
+            continue
+        if not isinstance(col.this, exp.Identifier):
+            continue
+        name = col.name
+        if sqlite and name in ROWID_NAMES:
+            if col.table:
+                src = _find_source(scope, col.table)
+                if isinstance(src, exp.Table) and name not in known.columns.get(src.name, {}):
+                    whole.add(src.name)
+                    col.replace(exp.Null())
+                continue
+            s: Scope | None = scope
+            while s is not None:
+                tables = _table_sources(s)
+                if any(name in known.columns.get(t.name, {}) for t in tables):
+                    break  # a real column called rowid
+                if tables:
+                    whole.update(t.name for t in tables)
+                    col.replace(exp.Null())
+                    break
+                s = s.parent
+            continue
+        if sqlite or col.table:
+            continue
+        src = _find_source(scope, name)
+        if src is None:
+            continue
+        # a table name or alias used as a value: the whole row (PostgreSQL, DuckDB)
+        if isinstance(src, exp.Table):
+            whole.add(src.name)
+        is_column = False
+        s = scope
+        while s is not None and not is_column:
+            is_column = any(name in known.columns.get(t.name, {}) for t in _table_sources(s))
+            s = s.parent
+        named = isinstance(scope.expression, exp.Select) and name in {
+            n.lower() for n in scope.expression.named_selects
+        }
+        if not (is_column or named):
+            col.replace(exp.Null())
+    return whole, missing
 
 
 def validate_sql(
@@ -162,9 +394,11 @@ def validate_sql(
 ) -> Validation:
     """Resolve what ``sql`` reads against ``schema`` and check it against ``policy``.
 
-    Statuses: ``invalid`` (not one parseable read-only query), ``unknown_reference`` (names
-    missing from the schema, listed in ``unknown``), ``refused`` (the role may not read
-    something; message :data:`REFUSAL_MESSAGE`), ``ok``.
+    Statuses: ``invalid`` (not one parseable read-only query, or too big to check),
+    ``unknown_reference`` (names missing from the schema, listed in ``unknown``; only for a
+    role that restricts nothing on the datasource), ``refused`` (the role may not read
+    something, or - for a restricted role - a name is missing; message
+    :data:`REFUSAL_MESSAGE`), ``ok``.
     """
     try:
         d = sqlglot_dialect(dialect)
@@ -172,6 +406,28 @@ def validate_sql(
         return _invalid(str(err))
     if not policy.allows_datasource(datasource):
         return _refused()
+    restricted = policy_restricts(policy, datasource)
+    try:
+        return _validate(sql, d, datasource, schema, policy, restricted)
+    except RecursionError:
+        return _invalid("The SQL is nested too deeply to check")
+
+
+def _validate(
+    sql: str,
+    d: str | None,
+    datasource: str,
+    schema: Mapping[str, Sequence[str]],
+    policy: AccessPolicy,
+    restricted: bool,
+) -> Validation:
+    def miss(names: Iterable[str]) -> Validation:
+        # one answer for missing and denied names: a restricted role learns nothing
+        return _refused() if restricted else _unknown(names)
+
+    def cannot_analyse(text: str) -> Validation:
+        return _invalid("The SQL could not be analysed" + ("" if restricted else f": {text}"))
+
     parsed = _parse(sql, d)
     if isinstance(parsed, Validation):
         return parsed
@@ -179,15 +435,29 @@ def validate_sql(
     spelled = _lowercase_identifiers(tree)
     known = _Schema(schema)
 
+    qualified = _resolve_qualifiers(tree, d, spelled)
+    if isinstance(qualified, Validation):
+        return qualified
+    if qualified:
+        return miss(qualified)
+
     scopes = _scopes(tree)
     if isinstance(scopes, Validation):
-        return scopes
+        return scopes if not restricted else cannot_analyse("")
     tables = _base_tables(scopes)
     if isinstance(tables, Validation):
         return tables
     missing = [spelled.get(t.name, t.name) for t in tables if t.name not in known.tables]
     if missing:
-        return _unknown(missing)
+        return miss(missing)
+
+    whole, missing = _whole_rows(scopes, known, d, spelled)
+    if missing:
+        return miss(missing)
+    scopes = _scopes(tree)
+    if isinstance(scopes, Validation):
+        return scopes if not restricted else cannot_analyse("")
+
     # Qualified references to columns a base table does not have; sqlglot stops at the first.
     missing = []
     for scope in scopes:
@@ -204,7 +474,7 @@ def validate_sql(
                 if outputs is not None and "*" not in outputs and col.name not in outputs:
                     missing.append(f"{spelled.get(col.table, col.table)}.{shown}")
     if missing:
-        return _unknown(missing)
+        return miss(missing)
 
     try:
         tree = qualify(
@@ -214,19 +484,25 @@ def validate_sql(
     except OptimizeError as err:
         text = str(err)
         if text.startswith("Unknown column"):
-            return _unknown([text.split(":", 1)[-1].strip()])
-        return _invalid(f"The SQL could not be analysed: {text}")
+            return miss([text.split(":", 1)[-1].strip()])
+        return cannot_analyse(text)
     scopes = _scopes(tree)
     if isinstance(scopes, Validation):
-        return scopes
+        return scopes if not restricted else cannot_analyse("")
 
-    read_tables: set[str] = set()
-    read_columns: set[tuple[str, str]] = set()
+    read_tables: set[str] = set(whole)
+    read_columns: set[tuple[str, str]] = {(t, c) for t in whole for c in known.columns[t]}
     missing = []
     for scope in scopes:
         for source in scope.selected_sources.values():
             if isinstance(source[1], exp.Table):
                 read_tables.add(source[1].name)
+        for node in scope.walk():
+            if isinstance(node, exp.TableColumn):  # sqlglot's own whole-row reference
+                src = _find_source(scope, node.name)
+                if isinstance(src, exp.Table):
+                    read_tables.add(src.name)
+                    read_columns.update((src.name, c) for c in known.columns[src.name])
         for col in scope.columns:
             if isinstance(col.this, exp.Star):
                 continue
@@ -237,6 +513,11 @@ def validate_sql(
                     if isinstance(s, exp.Table) and name in known.columns[s.name]
                 ]
                 if len(owners) > 1:
+                    if restricted and not all(
+                        policy.allows_column(datasource, known.tables[o], known.columns[o][name])
+                        for o in owners
+                    ):
+                        return _refused()
                     return _invalid(f"Column '{spelled.get(name, name)}' is ambiguous; "
                                     "qualify it with its table or alias")
                 missing.append(spelled.get(name, name))
@@ -254,7 +535,7 @@ def validate_sql(
             else:
                 missing.append(f"{spelled.get(col.table, col.table)}.{spelled.get(name, name)}")
     if missing:
-        return _unknown(missing)
+        return miss(missing)
 
     for table in sorted(read_tables):
         if not policy.allows_table(datasource, known.tables[table]):

@@ -72,7 +72,7 @@ class LLM(Protocol):
     """Anything that turns a :class:`PlanRequest` into a plan."""
 
     def generate_plan(self, request: PlanRequest) -> LLMResult:
-        """Return a plan for ``request`` or raise :class:`LLMError`."""
+        """Return a plan for ``request`` or raise :class:`LLMError` (and no other exception)."""
         ...
 
 

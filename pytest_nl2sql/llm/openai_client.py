@@ -12,6 +12,13 @@ with exponential backoff (``backoff_s``, doubled each time, or the server's
 ``Retry-After`` when it sends one), both capped by ``max_wait_s``; ``max_retries`` counts
 the retries after the first attempt.  Other 4xx answers fail at once.  The API key never
 appears in an error message or a repr.
+
+Limits: ``timeout_s`` bounds each attempt as a whole -- connecting, sending, the response
+headers and the whole body -- even against a server that trickles one byte at a time (so one
+call takes at most ``(max_retries + 1) * timeout_s`` plus the waits between attempts). The
+response body is capped at ``max_response_bytes`` (``MAX_RESPONSE_BYTES``, 8 MiB; a plan is a
+few KiB), counted after decompression. Every failure, these included, is an ``LLMError``: no
+other exception leaves the client.
 """
 
 from __future__ import annotations
@@ -26,7 +33,10 @@ from typing import Any
 from pytest_nl2sql.llm.base import LLMError, LLMResult, PlanRequest
 from pytest_nl2sql.llm.prompt import build_messages
 
-__all__ = ["OpenAICompatibleLLM"]
+__all__ = ["MAX_RESPONSE_BYTES", "OpenAICompatibleLLM"]
+
+#: The largest response body the client reads (after decompression), in bytes.
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
 INSTALL_HINT = "pip install 'pytest-nl2sql[openai]'"
 # Sent when no key is configured: local servers (Ollama, llama.cpp) ignore it, but the
@@ -77,6 +87,7 @@ class OpenAICompatibleLLM:
         backoff_s: float = 0.5,
         max_wait_s: float = 30.0,
         api_key_env: str | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(
@@ -89,6 +100,8 @@ class OpenAICompatibleLLM:
             raise ValueError("api_key must be a string or None")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"max_retries must be an integer, 0 or more, got {max_retries!r}")
+        if isinstance(max_response_bytes, bool) or not isinstance(max_response_bytes, int) or max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be a whole number of bytes, 1 or more, got {max_response_bytes!r}")
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.price_input_per_1k = _check_number("price_input_per_1k", price_input_per_1k)
@@ -99,12 +112,23 @@ class OpenAICompatibleLLM:
         self.max_wait_s = _check_number("max_wait_s", max_wait_s)
         self._api_key = api_key or ""
         self._key_hint = f"the API key in ${api_key_env}" if api_key_env else "the API key"
+        self.max_response_bytes = max_response_bytes
         self._openai = _import_openai()
+        from pytest_nl2sql.llm import http_limits
+
+        self._limits = http_limits
+        http_client = self._openai.DefaultHttpxClient(
+            timeout=self.timeout_s,
+            headers={"Accept-Encoding": "identity"},  # a compressed body is decoded (capped) if sent anyway
+            event_hooks={"response": [http_limits.response_hook(max_response_bytes)]},
+        )
+        http_limits.install(http_client)  # the whole-request deadline, on every socket operation
         self._client = self._openai.OpenAI(
             api_key=self._api_key or _NO_KEY,
             base_url=self.base_url,
             timeout=self.timeout_s,
             max_retries=0,  # retries are ours, so they are visible and priced
+            http_client=http_client,
         )
 
     @classmethod
@@ -180,10 +204,11 @@ class OpenAICompatibleLLM:
         attempt = 0
         while True:
             try:
-                completion = self._client.chat.completions.create(
-                    model=self.model, messages=messages, response_format=response_format
-                )
-            except Exception as exc:  # every failure becomes an LLMError or is re-raised
+                with self._limits.deadline(self.timeout_s):
+                    completion = self._client.chat.completions.create(
+                        model=self.model, messages=messages, response_format=response_format
+                    )
+            except Exception as exc:  # every failure becomes an LLMError
                 error, retry_after = self._classify(exc)
                 if not error.retryable:
                     raise error from None
@@ -192,7 +217,15 @@ class OpenAICompatibleLLM:
                 time.sleep(self._wait_s(attempt, retry_after))
                 attempt += 1
                 continue
-            return self._result(completion, time.monotonic() - started)
+            try:
+                return self._result(completion, time.monotonic() - started)
+            except LLMError:
+                raise
+            except Exception as exc:  # an answer the parser did not expect: still an LLMError
+                raise LLMError(
+                    f"LLM server at {self.base_url} answered with a completion that cannot be read "
+                    f"({type(exc).__name__}: {self._redact(str(exc))[:_SNIPPET]})"
+                ) from None
 
     def _result(self, completion: Any, latency_s: float) -> LLMResult:
         """Turn a completion into an LLMResult, or raise an LLMError that keeps its cost."""
@@ -223,7 +256,7 @@ class OpenAICompatibleLLM:
             raise fail("returned an empty answer instead of a plan object")
         try:
             plan = json.loads(_strip_code_fence(raw))
-        except ValueError:
+        except (ValueError, RecursionError):
             cut = (
                 " (the answer was cut off at the token limit)" if finish_reason == "length" else ""
             )
@@ -252,9 +285,18 @@ class OpenAICompatibleLLM:
         """Map an exception from the openai package to an LLMError and a Retry-After."""
         openai = self._openai
         where = f"LLM server at {self.base_url}"
+        cause = _root(exc)
+        if isinstance(cause, self._limits.ResponseTooLarge):
+            return LLMError(
+                f"{where} answered with a body over the {_size(self.max_response_bytes)} limit "
+                "(a plan is a few KiB); is base_url an OpenAI-compatible API?"
+            ), None
+        if isinstance(cause, self._limits.UnsupportedEncoding):
+            return LLMError(f"{where} failed: {cause}"), None
         if isinstance(exc, openai.APITimeoutError):
             return LLMError(
-                f"{where} did not answer within timeout_s={self.timeout_s:g} s",
+                f"{where} did not answer within timeout_s={self.timeout_s:g} s "
+                "(the whole request, its body included)",
                 retryable=True,
             ), None
         if isinstance(exc, openai.APIConnectionError):
@@ -271,7 +313,9 @@ class OpenAICompatibleLLM:
             ), None
         if isinstance(exc, openai.OpenAIError):
             return LLMError(f"{where} failed: {self._redact(str(exc))[:_SNIPPET]}"), None
-        raise exc
+        if isinstance(exc, MemoryError | RecursionError):
+            return LLMError(f"{where} answered with something too large or too deeply nested to read"), None
+        return LLMError(f"{where} failed: {type(exc).__name__}: {self._redact(str(exc))[:_SNIPPET]}"), None
 
     def _status_error(self, exc: Any) -> LLMError:
         status = int(exc.status_code)
@@ -326,6 +370,23 @@ class OpenAICompatibleLLM:
     def _wait_s(self, attempt: int, retry_after: float | None) -> float:
         wait = retry_after if retry_after is not None else self.backoff_s * (2**attempt)
         return max(0.0, min(wait, self.max_wait_s))
+
+
+def _root(exc: BaseException) -> BaseException:
+    """The first exception of the chain that caused ``exc`` (or ``exc``)."""
+    seen = 0
+    while exc.__cause__ is not None and seen < 10:
+        exc = exc.__cause__
+        seen += 1
+    return exc
+
+
+def _size(n: int) -> str:
+    if n % (1024 * 1024) == 0:
+        return f"{n // (1024 * 1024)} MiB"
+    if n % 1024 == 0:
+        return f"{n // 1024} KiB"
+    return f"{n} bytes"
 
 
 def _retry_after_s(headers: Mapping[str, str]) -> float | None:

@@ -273,9 +273,16 @@ pg_database = factories.postgresql_noproc(
 
 @pytest.fixture(scope="session")
 def pg_url(pg_database: Any) -> str:
-    """URL of a PostgreSQL database holding the test tables (never written by the tests)."""
+    """URL of a PostgreSQL database holding the test tables (never written by the tests),
+    logging in as a read-only login (a superuser login is refused without opt-in)."""
+    from tests.pg_server import create_reader
+
+    reader = create_reader(
+        f"host={pg_database.host} port={pg_database.port} user={pg_database.user} "
+        f"dbname={pg_database.template_dbname}"
+    )
     return (
-        f"postgresql+psycopg://{pg_database.user}@{pg_database.host}:{pg_database.port}/"
+        f"postgresql+psycopg://{reader}@{pg_database.host}:{pg_database.port}/"
         f"{pg_database.template_dbname}"
     )
 

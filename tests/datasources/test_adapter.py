@@ -151,7 +151,7 @@ def test_unreachable_server_hides_the_password() -> None:
 
 
 def test_sql_error_messages_never_show_the_password(pg_url: str) -> None:
-    secret_url = pg_url.replace("postgres@", "postgres:Pa55-secret@")
+    secret_url = pg_url.replace("@", ":Pa55-secret@", 1)
     adapter = Adapter("shop", secret_url)
     with pytest.raises(QueryError) as caught:
         adapter.execute("SELECT 'Pa55-secret' + 1")
@@ -179,12 +179,19 @@ def test_dialect_names() -> None:
 def test_sqlite_refuses_writes_below_the_guard(sqlite_adapter: Adapter, sqlite_path: Path) -> None:
     before = sqlite_path.read_bytes()
     with sqlite_adapter.raw_connection() as connection:
+        with pytest.raises(Exception, match="not authorized"):  # the authorizer, first
+            connection.execute("DELETE FROM items")
+        with pytest.raises(Exception, match="not authorized"):
+            connection.execute(f"ATTACH DATABASE '{sqlite_path}.evil' AS evil")
+        connection.driver_connection.set_authorizer(None)  # each layer holds on its own
         with pytest.raises(Exception, match="readonly|read-only|query_only"):
             connection.execute("DELETE FROM items")
         connection.execute("PRAGMA query_only = OFF")  # even then, the file is opened read-only
         with pytest.raises(Exception, match="readonly"):
             connection.execute("INSERT INTO items (id, name) VALUES (9, 'x')")
+    sqlite_adapter.close()
     assert sqlite_path.read_bytes() == before
+    assert not Path(f"{sqlite_path}.evil").exists()
 
 
 def test_duckdb_refuses_writes_below_the_guard(duckdb_adapter: Adapter, duckdb_path: Path) -> None:

@@ -146,10 +146,11 @@ def test_unknown_references_are_listed(sql: str, unknown: tuple[str, ...]) -> No
         assert name in v.message
 
 
-def test_unknown_is_reported_even_for_a_role_that_may_not_read_the_table() -> None:
-    # Nothing exists to protect: the SQL cannot run for anyone.
+def test_unknown_is_refused_like_a_denied_name_for_a_restricted_role() -> None:
+    # A restricted role gets one answer for missing and denied names: no existence oracle
+    # (issue 10). An unrestricted role still gets the names listed (above).
     v = check("SELECT Phone FROM Employee", Policy(deny_tables=["Employee"]))
-    assert v.status == "unknown_reference"
+    assert (v.status, v.message, v.unknown) == ("refused", REFUSAL_MESSAGE, ())
 
 
 @pytest.mark.parametrize(("sql", "message"), [

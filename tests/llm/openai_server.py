@@ -31,7 +31,11 @@ Scripting
     (``prompt_tokens``/``completion_tokens`` given to the constructor).  A scripted
     response may set the status, extra headers (``Retry-After``), the plan, raw message
     content (for invalid JSON), a whole raw body, the usage (``None`` leaves the block
-    out) and a delay before answering (to provoke client timeouts).
+    out) and a delay before answering (to provoke client timeouts) It may also misbehave on
+    purpose: ``trickle_s`` sends the answer one byte every ``trickle_s`` seconds (with
+    ``trickle_headers`` the status line and headers too, else only the body), and ``endless``
+    sends headers without a length and then a body that never ends (until the client hangs up
+    or the server stops).
 
 Recording
     :attr:`OpenAITestServer.requests` lists every request received, in order, as
@@ -94,6 +98,9 @@ class ScriptedResponse:
     delay_s: float = 0.0
     model: str | None = None
     finish_reason: str = "stop"
+    trickle_s: float = 0.0
+    trickle_headers: bool = False
+    endless: bool = False
 
 
 @dataclass(frozen=True)
@@ -365,4 +372,44 @@ class _Handler(BaseHTTPRequestHandler):
         scripted = state._next_scripted()
         if scripted.delay_s > 0 and state._stopping.wait(scripted.delay_s):
             return  # server is stopping: drop the connection without an answer
-        self._send(scripted.status, state._completion_body(scripted, parsed), scripted.headers)
+        body = state._completion_body(scripted, parsed)
+        if scripted.endless:
+            self._send_endless(scripted.status, scripted.headers)
+        elif scripted.trickle_s > 0:
+            self._send_trickle(scripted.status, body, scripted.headers, scripted.trickle_s, scripted.trickle_headers)
+        else:
+            self._send(scripted.status, body, scripted.headers)
+
+    def _head(self, status: int, headers: Mapping[str, str], length: int | None) -> bytes:
+        lines = [f"HTTP/1.0 {status} {'OK' if status < 400 else 'Error'}", "Content-Type: application/json"]
+        if length is not None:
+            lines.append(f"Content-Length: {length}")
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+    def _send_trickle(self, status: int, body: bytes, headers: Mapping[str, str], every_s: float, with_headers: bool) -> None:
+        """One byte every ``every_s`` seconds: of the body, or of the whole answer."""
+        head = self._head(status, headers, len(body))
+        stopping = self.server_state._stopping
+        try:
+            if not with_headers:
+                self.wfile.write(head)
+                self.wfile.flush()
+            for byte in ((head + body) if with_headers else body):
+                if stopping.wait(every_s):
+                    return
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _send_endless(self, status: int, headers: Mapping[str, str]) -> None:
+        """Headers without a length, then a body that never ends."""
+        chunk = b'{"padding": "' + b"x" * 65536
+        stopping = self.server_state._stopping
+        try:
+            self.wfile.write(self._head(status, headers, None))
+            while not stopping.is_set():
+                self.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass

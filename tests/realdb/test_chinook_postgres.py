@@ -62,8 +62,8 @@ def _create_database(server: PgServer, dbname: str, locale: sql.Composable) -> s
 def chinook_pg_url(request: pytest.FixtureRequest, realdb_pg: PgServer) -> Iterator[str]:
     """The demo Chinook data in a PostgreSQL database of the parametrized collation."""
     url = _create_database(realdb_pg, f"nl2sql_chinook_{request.param}", COLLATIONS[request.param])
-    load_into(url, "chinook")
-    yield url
+    load_into(url.replace(f"//{realdb_pg.reader}@", f"//{realdb_pg.user}@"), "chinook")
+    yield url  # the project reads through the read-only login
 
 
 def _demo_project(folder: Path, chinook_url: str) -> Path:

@@ -39,11 +39,14 @@ def test_a_server_serves_schema_urls_and_is_gone_after() -> None:
         assert user == server.user
         adapter = Adapter("sales", server.url("shop db", schema="sales"))
         try:
-            assert adapter.execute("SELECT current_schema()").rows == [("sales",)]
+            with adapter.raw_connection() as connection:  # session functions are refused above
+                cursor = connection.cursor()
+                cursor.execute("SELECT current_schema()")
+                assert cursor.fetchall() == [("sales",)]
             assert adapter.execute("SELECT count(*) FROM orders").rows == [(0,)]
         finally:
             adapter.close()
-        assert url == server.url("shop db")
+        assert url == server.url("shop db", superuser=True)
         folder, dsn = server.folder, server.dsn()
         if os.geteuid() == 0:  # the server must not run as root
             assert folder.stat().st_uid != 0

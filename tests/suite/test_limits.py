@@ -1,0 +1,181 @@
+"""Limits of the loader (a nesting bound with path:line) and the suite cache's format (JSON:
+reading an entry can never run code, and reads back exactly what the loader built)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pickle
+from pathlib import Path
+
+import pytest
+
+from pytest_nl2sql import cache
+from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.loader import load_suite
+from pytest_nl2sql.yamlnodes import MAX_NESTING
+from tests.suite.corpus import GOLDEN
+
+HEAD = (
+    "version: 1\ncases:\n- id: c1\n  question: q?\n  datasources: [d]\n  status: draft\n"
+    "  outcome: {a: allowed}\n  sql: SELECT 1\n  plan:\n"
+)
+
+
+def _block_plan(levels: int) -> str:
+    """A plan map holding ``levels`` maps more, one inside the other, in block style."""
+    lines, pad = [], "    "
+    for i in range(levels):
+        lines.append(f"{pad}k{i}:")
+        pad += "  "
+    lines.append(f"{pad}leaf: 1")
+    return HEAD + "\n".join(lines) + "\n"
+
+
+def _flow_plan(levels: int) -> str:
+    return HEAD + "    x: " + "[" * levels + "1" + "]" * levels + "\n"
+
+
+def _refusal(path: Path) -> SuiteError:
+    with pytest.raises(SuiteError) as info:
+        load_suite(path)
+    return info.value
+
+
+@pytest.mark.parametrize("levels", [900, MAX_NESTING])
+def test_a_plan_nested_too_deep_in_block_yaml_is_refused_at_its_line(tmp_path: Path, levels: int) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text(_block_plan(levels))  # the plan map itself is level 1
+    error = _refusal(path)
+    too_deep_line = 9 + MAX_NESTING + 1  # HEAD is 9 lines; level n opens on line 9 + n
+    assert str(error).startswith(f"{path}:{too_deep_line}:")
+    assert f"nested deeper than {MAX_NESTING} levels" in str(error)
+    assert "case 'c1'" in str(error)
+
+
+def test_a_plan_exactly_at_the_limit_loads(tmp_path: Path) -> None:
+    path = tmp_path / "ok.yaml"
+    path.write_text(_block_plan(MAX_NESTING - 1))
+    suite = load_suite(path)
+    value = suite.cases[0].plan
+    depth = 0
+    while isinstance(value, dict) and value:
+        value = next(iter(value.values()))
+        depth += 1
+    assert depth == MAX_NESTING
+    assert load_suite(path) == suite  # and comes back from the cache the same
+
+
+def test_flow_nesting_past_the_limit_is_refused_too(tmp_path: Path) -> None:
+    path = tmp_path / "flow.yaml"
+    path.write_text(_flow_plan(150))  # under the parser's bracket bound, over the value bound
+    assert f"nested deeper than {MAX_NESTING} levels" in str(_refusal(path))
+
+
+# -- the cache --------------------------------------------------------------------------------
+
+
+def _entries() -> list[Path]:
+    folder = cache.cache_dir()
+    assert folder is not None
+    return sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.exists() else []
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in GOLDEN.glob("*.yaml")))
+def test_a_cached_suite_is_what_the_loader_built(name: str) -> None:
+    fresh = load_suite(GOLDEN / name, use_cache=False)
+    load_suite(GOLDEN / name)  # fills the cache
+    cached = load_suite(GOLDEN / name)
+    assert cached == fresh and cached.cases == fresh.cases and cached.sha256 == fresh.sha256
+    assert [c.location for c in cached.cases] == [c.location for c in fresh.cases]
+    for a, b in zip(cached.cases, fresh.cases, strict=True):
+        assert repr(a.rows) == repr(b.rows)  # the same value types too (1, 1.0, True)
+
+
+def test_entries_are_json_and_values_keep_their_types(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "version: 1\nmatch: {float_tolerance: 0.5}\ncases:\n- id: c1\n  question: Ünïcödé ✓?\n  datasources: [d]\n"
+        "  status: approved\n  difficulty: hard\n  outcome: {a: allowed, b: refused}\n  sql: SELECT 1\n"
+        "  rows:\n  - {i: 1, f: 1.0, b: true, n: null, nan: .nan, inf: -.inf, z: -0.0, s: '1'}\n"
+        "  plan: {select: [1, 2.5, {x: [true, null]}]}\n"
+    )
+    fresh = load_suite(path, use_cache=False)
+    load_suite(path)
+    [entry] = _entries()
+    assert entry.suffix == ".json"
+    json.loads(entry.read_text(encoding="utf-8"))  # plain JSON, nothing else
+    cached = load_suite(path)
+    [row] = cached.cases[0].rows
+    assert [type(v) for v in row.values()] == [int, float, bool, type(None), float, float, float, str]
+    assert math.isnan(row["nan"]) and row["inf"] == -math.inf and math.copysign(1, row["z"]) == -1
+    assert cached.cases[0].plan == fresh.cases[0].plan and cached.match == fresh.match == {"float_tolerance": 0.5}
+    assert cached.cases[0].difficulty is fresh.cases[0].difficulty
+
+
+def test_a_plan_with_keys_json_would_change_is_not_cached(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(HEAD + "    2: two\n    null: none\n")
+    fresh = load_suite(path)
+    assert fresh.cases[0].plan == {2: "two", None: "none"}
+    assert _entries() == []
+    assert load_suite(path) == fresh
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [b"not json", b"[" * 100_000, b'{"format": 2, "cases": [[1, 2]]}', b'{"format": 1}', b"\xff\xfe"],
+    ids=["text", "nested", "short-case", "old-format", "binary"],
+)
+def test_a_broken_or_tampered_entry_is_a_miss(tmp_path: Path, planted: bytes) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_bytes((GOLDEN / "kinds.yaml").read_bytes())
+    fresh = load_suite(path)
+    [entry] = _entries()
+    entry.write_bytes(planted)
+    assert load_suite(path) == fresh
+
+
+def test_a_planted_pickle_is_never_unpickled(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_bytes((GOLDEN / "kinds.yaml").read_bytes())
+    load_suite(path)
+    [entry] = _entries()
+    marker = tmp_path / "ran"
+
+    class Boom:
+        def __reduce__(self):  # unpickling this would create the marker file
+            return (os.mkdir, (str(marker),))
+
+    payload = pickle.dumps(Boom())
+    entry.write_bytes(payload)
+    entry.with_suffix(".pickle").write_bytes(payload)  # where the old format kept it
+    load_suite(path)
+    assert not marker.exists()
+
+
+def test_a_temporary_entry_left_by_a_killed_process_is_removed_on_the_next_write(tmp_path: Path) -> None:
+    from pytest_nl2sql import writer
+
+    path = tmp_path / "s.yaml"
+    path.write_bytes((GOLDEN / "kinds.yaml").read_bytes())
+    load_suite(path)
+    [entry] = _entries()
+    stale = entry.with_name(f".{entry.name}.{2**22 + 777}@{writer._HOST}.abc.tmp")  # no such pid
+    stale.write_text("partial")
+    entry.unlink()
+    load_suite(path)
+    assert not stale.exists() and [p.name for p in _entries()] == [entry.name]
+    assert [p for p in entry.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_cached_suite_takes_the_path_it_was_loaded_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "s.yaml").write_bytes((GOLDEN / "kinds.yaml").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    first = load_suite("s.yaml")
+    again = load_suite("./s.yaml")  # the same file and entry, another spelling
+    assert len(_entries()) == 1
+    assert first.path == "s.yaml" and again.path == "./s.yaml"
+    assert {c.location.path for c in again.cases if c.location} == {"./s.yaml"}
+    assert again == load_suite("./s.yaml", use_cache=False)
