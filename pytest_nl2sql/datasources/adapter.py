@@ -308,7 +308,7 @@ class Adapter:
                 connection.rollback()
         if row is None:
             return
-        reasons = [text for flag, text in zip(row[:-1], _PG_PRIVILEGE_NAMES) if flag]
+        reasons = [text for flag, text in zip(row[:-1], _PG_PRIVILEGE_NAMES, strict=True) if flag]
         if reasons:
             raise QueryError(
                 "refused",
