@@ -24,7 +24,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.spider.official import result_eq  # noqa: E402
-from pytest_nl2sql.matching import MatchRule, match_rows  # noqa: E402
+from pytest_nl2sql.scoring.matching import MatchRule, match_rows  # noqa: E402
 
 
 def make_rows(n: int, seed: int = 7) -> list[tuple]:

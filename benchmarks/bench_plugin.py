@@ -145,7 +145,7 @@ def main() -> int:
         (c / "suite.yaml").write_text(db_suite(args.db_cases))
         from pytest_nl2sql.config import load_config
         from pytest_nl2sql.datasources import DatasourceRegistry
-        from pytest_nl2sql.regenerate import regenerate
+        from pytest_nl2sql.upkeep.regenerate import regenerate
 
         regenerate(c / "suite.yaml", DatasourceRegistry.from_config(load_config(c / "nl2sql.yaml")))
         serial = run(["--nl2sql-suite", "suite.yaml", "-n", "0"], c, all_pass=True)

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from pytest_nl2sql.config import load_config  # noqa: E402
 from pytest_nl2sql.datasources import Adapter, DatasourceRegistry  # noqa: E402
-from pytest_nl2sql.loader import load_suite  # noqa: E402
-from pytest_nl2sql.regenerate import regenerate  # noqa: E402
+from pytest_nl2sql.suitefile.loader import load_suite  # noqa: E402
+from pytest_nl2sql.upkeep.regenerate import regenerate  # noqa: E402
 
 
 def suite_text(n: int) -> str:

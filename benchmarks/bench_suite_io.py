@@ -29,8 +29,8 @@ from ruamel.yaml import CSafeLoader
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pytest_nl2sql.loader import load_suite  # noqa: E402
-from pytest_nl2sql.writer import RowsUpdate, update_rows  # noqa: E402
+from pytest_nl2sql.suitefile.loader import load_suite  # noqa: E402
+from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows  # noqa: E402
 
 
 def generate(n: int, seed: int = 1) -> str:

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from .config import Config, load_config
-from .loader import load_suite
-from .model import EvalSuite
-from .report import RunReport
+from pytest_nl2sql.config import Config, load_config
+from pytest_nl2sql.plugin.report import RunReport
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import EvalSuite
 
 __all__ = ["Engine", "Evals", "Feedback", "pytest_args"]
 
@@ -124,9 +124,9 @@ class Evals:
 
     def seed(self, datasource: str, path: str | os.PathLike[str], *, count: int = 50, seed: int = 0) -> Any:
         """Draft ``count`` cases from a datasource's schema into ``path`` (returns the cases)."""
-        from .datasources import DatasourceRegistry
-        from .seed import seed as seed_cases
-        from .seed import write_drafts
+        from pytest_nl2sql.datasources import DatasourceRegistry
+        from pytest_nl2sql.upkeep.seed import seed as seed_cases
+        from pytest_nl2sql.upkeep.seed import write_drafts
 
         if self.config is None:
             raise ValueError("seed needs nl2sql.yaml (Engine.from_config)")
@@ -139,8 +139,8 @@ class Evals:
         return cases
 
     def audit(self, paths: Iterable[str | os.PathLike[str]]) -> list[Any]:
-        from .audit import audit_suite
-        from .datasources import DatasourceRegistry
+        from pytest_nl2sql.datasources import DatasourceRegistry
+        from pytest_nl2sql.upkeep.audit import audit_suite
 
         if self.config is None:
             raise ValueError("audit needs nl2sql.yaml (Engine.from_config)")
@@ -151,8 +151,8 @@ class Evals:
             registry.close()
 
     def regenerate(self, path: str | os.PathLike[str], *, allow_packaged: bool = False) -> Any:
-        from .datasources import DatasourceRegistry
-        from .regenerate import regenerate
+        from pytest_nl2sql.datasources import DatasourceRegistry
+        from pytest_nl2sql.upkeep.regenerate import regenerate
 
         if self.config is None:
             raise ValueError("regenerate needs nl2sql.yaml (Engine.from_config)")
@@ -167,7 +167,7 @@ class Feedback:
 
     @property
     def store(self) -> Any:
-        from .feedback import store_for
+        from pytest_nl2sql.upkeep.feedback import store_for
 
         return store_for(self.config)
 
@@ -175,7 +175,7 @@ class Feedback:
         self.store.rate(run_id, good=good, role=role)
 
     def export(self, path: str | os.PathLike[str]) -> Any:
-        from .feedback import export
+        from pytest_nl2sql.upkeep.feedback import export
 
         return export(self.store, path, config=self.config)
 
@@ -189,13 +189,13 @@ class Engine:
         self.evals = Evals(config)
         self.feedback = Feedback(config)
         if config.feedback_store is not None and hasattr(engine, "recorder"):
-            from .feedback import recorder
+            from pytest_nl2sql.upkeep.feedback import recorder
 
             engine.recorder = recorder(self.feedback.store)
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str] = "nl2sql.yaml") -> Engine:
-        from .engine_factory import build_engine
+        from pytest_nl2sql.plugin.engine_factory import build_engine
 
         config = load_config(path)
         return cls(config, build_engine(config.engine, config))  # checked as the plugin checks it
@@ -205,7 +205,7 @@ class Engine:
 
     def answer(self, question: str, role: str, llm: Any = None) -> Any:
         if llm is None:
-            from .llm import OpenAICompatibleLLM
+            from pytest_nl2sql.llm import OpenAICompatibleLLM
 
             llm = OpenAICompatibleLLM.from_config(self.config.llm)
         return self.engine.answer(question, role, llm)

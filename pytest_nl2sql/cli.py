@@ -6,14 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .config import ConfigError
-from .errors import Nl2sqlError, SuiteError
+from pytest_nl2sql.config import ConfigError
+from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 
 __all__ = ["main"]
 
 
 def _suite_check(args: argparse.Namespace) -> int:
-    from .loader import load_suite
+    from pytest_nl2sql.suitefile.loader import load_suite
 
     status = 0
     for path in args.paths:
@@ -29,7 +29,7 @@ def _suite_check(args: argparse.Namespace) -> int:
 
 
 def _suite_migrate(args: argparse.Namespace) -> int:
-    from .legacy import migrate
+    from pytest_nl2sql.suitefile.legacy import migrate
 
     suite = migrate(args.old, args.output, args.plans)
     print(f"{args.output}: wrote {len(suite)} cases (version 1)")
@@ -43,7 +43,7 @@ def _demo(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from .init import init_demo
+    from pytest_nl2sql.upkeep.init import init_demo
 
     start = time.perf_counter()
     target = Path(args.dir).resolve()
@@ -67,7 +67,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from .init import init_demo
+    from pytest_nl2sql.upkeep.init import init_demo
 
     if not args.demo:
         print("nl2sql init: only --demo is supported today (nl2sql init --demo DIR)", file=sys.stderr)
@@ -80,7 +80,7 @@ def _init(args: argparse.Namespace) -> int:
 def _project(config_path: str | None, near: str) -> object:
     from pathlib import Path
 
-    from .config import find_config, load_config
+    from pytest_nl2sql.config import find_config, load_config
 
     if config_path:
         return load_config(config_path)
@@ -95,8 +95,8 @@ def _project(config_path: str | None, near: str) -> object:
 
 
 def _regenerate(args: argparse.Namespace) -> int:
-    from .datasources import DatasourceRegistry
-    from .regenerate import regenerate
+    from pytest_nl2sql.datasources import DatasourceRegistry
+    from pytest_nl2sql.upkeep.regenerate import regenerate
 
     status = 0
     for path in args.paths:
@@ -110,7 +110,7 @@ def _regenerate(args: argparse.Namespace) -> int:
 def _eval_run(args: argparse.Namespace) -> int:
     import pytest
 
-    from .api import pytest_args
+    from pytest_nl2sql.api import pytest_args
 
     argv = pytest_args(
         args.suite or (),
@@ -128,25 +128,25 @@ def _eval_run(args: argparse.Namespace) -> int:
 
 
 def _seed(args: argparse.Namespace) -> int:
-    from .seed import run_seed
+    from pytest_nl2sql.upkeep.seed import run_seed
 
     return run_seed(args.datasource, args.output, _project(args.config, args.output), count=args.count, seed=args.seed)
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from .audit import run_audit
+    from pytest_nl2sql.upkeep.audit import run_audit
 
     return run_audit(args.paths, _project(args.config, args.paths[0]), fail_on_warnings=args.warnings)
 
 
 def _feedback_rate(args: argparse.Namespace) -> int:
-    from .feedback import run_rate
+    from pytest_nl2sql.upkeep.feedback import run_rate
 
     return run_rate(_project(args.config, "."), args.run_id, args.good, args.role)
 
 
 def _feedback_export(args: argparse.Namespace) -> int:
-    from .feedback import run_export
+    from pytest_nl2sql.upkeep.feedback import run_export
 
     return run_export(_project(args.config, "."), args.good)
 

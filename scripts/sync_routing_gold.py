@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_nl2sql.errors import Nl2sqlError
-from pytest_nl2sql.loader import load_suite, parse_suite
-from pytest_nl2sql.model import EvalCase, Kind, Origin, Outcome, Status
-from pytest_nl2sql.writer import dump_case, lock_for, write_atomic
+from pytest_nl2sql.suitefile.loader import load_suite, parse_suite
+from pytest_nl2sql.suitefile.lock import lock_for, write_atomic
+from pytest_nl2sql.suitefile.model import EvalCase, Kind, Origin, Outcome, Status
+from pytest_nl2sql.suitefile.yamltext import dump_case
 
 REPO = Path(__file__).resolve().parent.parent
 ROUTING = REPO / "suites" / "routing.yaml"

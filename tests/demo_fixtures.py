@@ -9,7 +9,7 @@ import pytest
 
 import pytest_nl2sql.engine.reference  # noqa: F401  (imported once: pytester's in-process runs reuse it)
 import pytest_nl2sql.llm  # noqa: F401
-from pytest_nl2sql.init import init_demo
+from pytest_nl2sql.upkeep.init import init_demo
 
 
 @pytest.fixture(scope="session")

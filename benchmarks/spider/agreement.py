@@ -17,7 +17,7 @@ import attrs
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError
 from pytest_nl2sql.engine.replay import Prediction, ReplayEngine
-from pytest_nl2sql.matching import MatchRule, match_rows
+from pytest_nl2sql.scoring.matching import MatchRule, match_rows
 
 from .convert import db_path, top_level_order_by, write_config
 from .official import OfficialVerdict, execute, official_exec_match, postprocess, result_eq

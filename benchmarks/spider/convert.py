@@ -9,7 +9,7 @@ questions are skipped), with
 * ``order_matters`` true exactly when the gold SQL has a top-level ORDER BY (sqlglot);
 * ``difficulty`` Spider's hardness (hardness.py); ``extra`` is written ``hard`` with the tag
   ``spider-extra``; tags: the database id and ``spider-<level>``;
-* ``outcome: {admin: allowed}``; ``rows`` written by ``pytest_nl2sql.regenerate``.
+* ``outcome: {admin: allowed}``; ``rows`` written by ``pytest_nl2sql.upkeep.regenerate``.
 
 A gold query whose result names a column twice is given unique output aliases (the suite's
 rows are ``{column: value}`` maps), tagged ``gold-renamed-columns``. A gold query that fails or
@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.datasources import DatasourceRegistry
-from pytest_nl2sql.regenerate import regenerate
+from pytest_nl2sql.upkeep.regenerate import regenerate
 
 from .hardness import spider_hardness
 

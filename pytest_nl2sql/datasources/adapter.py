@@ -31,7 +31,7 @@ from sqlalchemy.pool import QueuePool
 from pytest_nl2sql.config import RolePolicy, redact_url
 from pytest_nl2sql.datasources.authorizer import base_authorizer, query_authorizer
 from pytest_nl2sql.datasources.guard import StatementRefused, StatementUnparseable, check_statement
-from pytest_nl2sql.values import normalize_row
+from pytest_nl2sql.suitefile.values import normalize_row
 
 __all__ = ["Adapter", "QueryError", "QueryResult", "QUERY_ERROR_KINDS"]
 

@@ -6,10 +6,10 @@
 * :mod:`.resolver` - :func:`resolve`, answerable / not answerable / needs clarification.
 """
 
-from .compiler import CompileError, compile_plan
-from .plan import PlanError, PlanModel, plan_json_schema
-from .resolver import QUESTION_NOT_ANSWERABLE, Resolution, resolve
-from .validator import REFUSAL_MESSAGE, AccessPolicy, Validation, validate_sql
+from pytest_nl2sql.engine.compiler import CompileError, compile_plan
+from pytest_nl2sql.engine.plan import PlanError, PlanModel, plan_json_schema
+from pytest_nl2sql.engine.resolver import QUESTION_NOT_ANSWERABLE, Resolution, resolve
+from pytest_nl2sql.engine.validator import REFUSAL_MESSAGE, AccessPolicy, Validation, validate_sql
 
 __all__ = [
     "QUESTION_NOT_ANSWERABLE",

@@ -23,7 +23,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, UnsupportedError
 
-from .plan import (
+from pytest_nl2sql.engine.plan import (
     Call,
     Case,
     Cast,

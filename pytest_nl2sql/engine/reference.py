@@ -10,16 +10,21 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..config import Config
-from ..datasources import DatasourceRegistry, QueryError, introspect
-from ..errors import Nl2sqlError
-from ..llm import PlanRequest
-from .compiler import CompileError, compile_plan
-from .plan import PlanError, PlanModel, plan_json_schema
-from .protocol import Answer, RouteResult
-from .resolver import QUESTION_NOT_ANSWERABLE, resolve
-from .router import DatasourceDoc, Router, doc_from_schema
-from .validator import REFUSAL_MESSAGE, access_denied, policy_restricts, validate_sql
+from pytest_nl2sql.config import Config
+from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
+from pytest_nl2sql.engine.compiler import CompileError, compile_plan
+from pytest_nl2sql.engine.plan import PlanError, PlanModel, plan_json_schema
+from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.engine.resolver import QUESTION_NOT_ANSWERABLE, resolve
+from pytest_nl2sql.engine.router import DatasourceDoc, Router, doc_from_schema
+from pytest_nl2sql.engine.validator import (
+    REFUSAL_MESSAGE,
+    access_denied,
+    policy_restricts,
+    validate_sql,
+)
+from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.llm import PlanRequest
 
 __all__ = ["ReferenceEngine", "SetupError", "make_engine"]
 
@@ -64,7 +69,10 @@ class ReferenceEngine:
             r = self.config.routing
             reranker = None
             if getattr(r, "reranker", None) == "minilm":
-                from .rerank import MiniLMEmbedder, embedding_reranker  # optional extra: embeddings
+                from pytest_nl2sql.engine.rerank import (  # optional extra: embeddings
+                    MiniLMEmbedder,
+                    embedding_reranker,
+                )
 
                 reranker = embedding_reranker(MiniLMEmbedder(r.reranker_model) if r.reranker_model else None)
             self._router = Router(docs, candidates=r.candidates, max_datasources=r.max_datasources, reranker=reranker)

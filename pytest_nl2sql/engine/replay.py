@@ -38,17 +38,23 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from ..datasources import (
+from pytest_nl2sql.datasources import (
     DatasourceRegistry,
     QueryError,
     StatementRefused,
     check_statement,
     introspect,
 )
-from ..errors import Nl2sqlError
-from ..yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
-from .protocol import Answer, RouteResult
-from .validator import REFUSAL_MESSAGE, ROWID_NAMES, access_denied, policy_restricts, validate_sql
+from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.engine.validator import (
+    REFUSAL_MESSAGE,
+    ROWID_NAMES,
+    access_denied,
+    policy_restricts,
+    validate_sql,
+)
+from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
 
 __all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
 
@@ -257,7 +263,7 @@ class ReplayEngine:
 
     def check_setup(self) -> None:
         """Before a run: a PostgreSQL login that could write stops it (docs/security.md)."""
-        from .reference import SetupError
+        from pytest_nl2sql.engine.reference import SetupError
 
         for name in self.registry.names():
             try:
@@ -275,7 +281,7 @@ class ReplayEngine:
                 for p in by_role.values():
                     if p.question:
                         index.setdefault(p.question.strip(), set()).add(cid)
-            from ..loader import load_suite
+            from pytest_nl2sql.suitefile.loader import load_suite
 
             for suite_path in getattr(self.project, "evals_suites", ()) or ():
                 try:

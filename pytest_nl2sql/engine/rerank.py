@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Nl2sqlError
+from pytest_nl2sql.errors import Nl2sqlError
 
 __all__ = [
     "EmbeddingsUnavailable",

@@ -13,9 +13,9 @@ from typing import Literal
 
 import attrs
 
-from .compiler import compile_plan
-from .plan import PlanModel
-from .validator import validate_sql
+from pytest_nl2sql.engine.compiler import compile_plan
+from pytest_nl2sql.engine.plan import PlanModel
+from pytest_nl2sql.engine.validator import validate_sql
 
 __all__ = ["QUESTION_NOT_ANSWERABLE", "Resolution", "resolve"]
 

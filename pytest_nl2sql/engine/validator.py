@@ -45,8 +45,8 @@ from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from ..datasources.guard import StatementRefused, parse_bounded
-from .compiler import CompileError, sqlglot_dialect
+from pytest_nl2sql.datasources.guard import StatementRefused, parse_bounded
+from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
 
 __all__ = [
     "REFUSAL_MESSAGE",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.engine.validator import REFUSAL_MESSAGE
-from pytest_nl2sql.init import init_demo
+from pytest_nl2sql.upkeep.init import init_demo
 
 from .blocks import named_block
 

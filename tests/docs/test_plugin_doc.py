@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.cli import build_parser
-from pytest_nl2sql.options import _OPTIONS
-from pytest_nl2sql.writer import RowsUpdate, update_rows
+from pytest_nl2sql.plugin.options import _OPTIONS
+from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 from .blocks import doc_text, named_block
 
@@ -110,7 +110,7 @@ def test_the_documented_failure_report_is_what_a_failing_item_shows(
     pytester: pytest.Pytester, demo_project: Path
 ) -> None:
     suite = demo_project / "evals" / "chinook.yaml"
-    from pytest_nl2sql.loader import load_suite
+    from pytest_nl2sql.suitefile.loader import load_suite
 
     rows = [dict(r) for r in load_suite(suite).get("chinook_001").rows]
     rows[0] = {"Country": "USA", "customer_count": 14}

@@ -14,7 +14,7 @@ from typing import Any
 
 import duckdb
 
-from pytest_nl2sql.values import normalize_row
+from pytest_nl2sql.suitefile.values import normalize_row
 
 # table -> [(column, sqlite type, duckdb type)]
 TABLES: dict[str, list[tuple[str, str, str]]] = {

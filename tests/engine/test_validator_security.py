@@ -22,7 +22,7 @@ from pytest_nl2sql.engine.validator import (
     validate_sql,
 )
 from pytest_nl2sql.llm import FakeLLM
-from pytest_nl2sql.loader import load_suite
+from pytest_nl2sql.suitefile.loader import load_suite
 from tests.replay.conftest import project, shop  # noqa: F401 - fixtures for the end-to-end tests
 
 SCHEMA = {"Customer": ["CustomerId", "Name", "Email"], "columns": ["x"]}

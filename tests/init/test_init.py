@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.config import load_config
-from pytest_nl2sql.init import InitError, init_demo, shipped_suites
+from pytest_nl2sql.upkeep.init import InitError, init_demo, shipped_suites
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,10 @@
-"""result_match's rule (pytest_nl2sql.matching): defaults, every setting, and the Spider cases."""
+"""result_match's rule (pytest_nl2sql.scoring.matching): defaults, every setting, and the Spider cases."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_nl2sql.matching import MatchRule, match_rows, rows_to_tuples
+from pytest_nl2sql.scoring.matching import MatchRule, match_rows, rows_to_tuples
 
 DEFAULT = MatchRule()
 

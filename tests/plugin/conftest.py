@@ -9,7 +9,7 @@ import pytest
 
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.datasources import DatasourceRegistry
-from pytest_nl2sql.regenerate import regenerate
+from pytest_nl2sql.upkeep.regenerate import regenerate
 from tests.demo_fixtures import _isolated_cache, demo_dir  # noqa: F401  (shared fixtures)
 
 MINI_SUITE = """\

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.writer import RowsUpdate, update_rows
+from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 
 def _break(project: Path, case_id: str) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.engine_factory import EngineFactoryError, build_engine, check_factory
-from pytest_nl2sql.writer import lock_for
+from pytest_nl2sql.plugin.engine_factory import EngineFactoryError, build_engine, check_factory
+from pytest_nl2sql.suitefile.lock import lock_for
 
 DEFAULT = "engine: pytest_nl2sql.engine.reference:make_engine"
 
@@ -130,7 +130,7 @@ def test_regenerate_waiting_too_long_for_the_lock_is_a_usage_error(
 ) -> None:
     suite = project / "evals" / "mini.yaml"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pytest_nl2sql.writer import lock_for\n"
+        [sys.executable, "-c", "import sys, time; from pytest_nl2sql.suitefile.lock import lock_for\n"
          "with lock_for(sys.argv[1], timeout=5):\n    print('held', flush=True); time.sleep(60)", str(suite)],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip

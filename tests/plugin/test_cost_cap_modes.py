@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.ledger import MAX_MICRO, CostLedger, to_micro
+from pytest_nl2sql.plugin.ledger import MAX_MICRO, CostLedger, to_micro
 
 CASES = 15
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.writer import RowsUpdate, update_rows
+from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 from .conftest import ROUTING_SUITE
 
@@ -79,7 +79,7 @@ def test_a_failing_item_shows_question_role_sql_and_row_diff(pytester: pytest.Py
 def test_a_conftest_scorer_adds_scores_and_can_fail_items(pytester: pytest.Pytester, project: Path) -> None:
     pytester.makeconftest(
         """
-        from pytest_nl2sql.scoring import Score
+        from pytest_nl2sql.scoring.scorers import Score
 
         def pytest_nl2sql_score(context):
             if context.answer is None or context.answer.sql is None:

@@ -26,7 +26,7 @@ from ruamel.yaml import YAML
 from pytest_nl2sql.datasources import Adapter
 from pytest_nl2sql.demo import load_into
 from pytest_nl2sql.engine import PlanModel, compile_plan
-from pytest_nl2sql.init import init_demo
+from pytest_nl2sql.upkeep.init import init_demo
 from tests.pg_server import PgServer
 
 ITEMS = 192

@@ -14,7 +14,7 @@ from pytest_nl2sql.engine.replay import (
     sqlite_string_fallback,
 )
 from pytest_nl2sql.engine.validator import REFUSAL_MESSAGE
-from pytest_nl2sql.loader import load_suite
+from pytest_nl2sql.suitefile.loader import load_suite
 
 
 def engine(project, *preds: Prediction) -> ReplayEngine:

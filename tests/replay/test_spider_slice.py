@@ -15,7 +15,7 @@ from benchmarks.spider.agreement import (
 )
 from benchmarks.spider.convert import convert, db_path, default_spider_dir, write_predictions
 from benchmarks.spider.official import official_exec_match
-from pytest_nl2sql.loader import load_suite
+from pytest_nl2sql.suitefile.loader import load_suite
 
 SPIDER = default_spider_dir()
 pytestmark = pytest.mark.skipif(not (SPIDER / "dev.json").is_file(), reason=f"the Spider data is not at {SPIDER}")

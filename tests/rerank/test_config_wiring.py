@@ -8,8 +8,8 @@ import pytest
 
 from pytest_nl2sql.config import ConfigError, load_config
 from pytest_nl2sql.engine.reference import ReferenceEngine
-from pytest_nl2sql.init import init_demo
-from pytest_nl2sql.loader import load_suite
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.upkeep.init import init_demo
 
 from .conftest import NEEDS_MODEL
 

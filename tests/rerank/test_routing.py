@@ -12,9 +12,9 @@ from pytest_nl2sql.datasources import DatasourceRegistry, introspect
 from pytest_nl2sql.demo.catalog import DEMO_DATASOURCES
 from pytest_nl2sql.engine.rerank import MiniLMEmbedder, embedding_reranker
 from pytest_nl2sql.engine.router import DatasourceDoc, Router, doc_from_schema
-from pytest_nl2sql.init import init_demo
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.model import EvalCase
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import EvalCase
+from pytest_nl2sql.upkeep.init import init_demo
 
 from .conftest import NEEDS_MODEL
 

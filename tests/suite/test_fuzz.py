@@ -23,9 +23,18 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.loader import MATCH_OPTIONS, load_suite, parse_suite
-from pytest_nl2sql.model import Difficulty, EvalCase, EvalSuite, Kind, Origin, Outcome, Status
-from pytest_nl2sql.writer import RowsUpdate, apply_rows, dump_suite
+from pytest_nl2sql.suitefile.loader import MATCH_OPTIONS, load_suite, parse_suite
+from pytest_nl2sql.suitefile.model import (
+    Difficulty,
+    EvalCase,
+    EvalSuite,
+    Kind,
+    Origin,
+    Outcome,
+    Status,
+)
+from pytest_nl2sql.suitefile.writer import RowsUpdate, apply_rows
+from pytest_nl2sql.suitefile.yamltext import dump_suite
 from tests.suite.corpus import GOLDEN, golden_files
 
 FUZZ = settings(

@@ -26,10 +26,10 @@ import attrs
 import pytest
 
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.loader import CaseSpans, load_suite, parse_suite
-from pytest_nl2sql.model import Kind, Status
-from pytest_nl2sql.writer import RowsUpdate, apply_rows, update_rows
-from pytest_nl2sql.yamlnodes import MappingNode, SequenceNode
+from pytest_nl2sql.suitefile.loader import CaseSpans, load_suite, parse_suite
+from pytest_nl2sql.suitefile.model import Kind, Status
+from pytest_nl2sql.suitefile.writer import RowsUpdate, apply_rows, update_rows
+from pytest_nl2sql.suitefile.yamlnodes import MappingNode, SequenceNode
 from tests.suite import writers
 from tests.suite.corpus import GOLDEN, HERE, golden_files
 

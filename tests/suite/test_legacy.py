@@ -16,11 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.digest import gold_digest
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.legacy import RENAMES, load_legacy, load_legacy_plans, migrate, migrate_text
-from pytest_nl2sql.loader import load_suite, parse_suite
-from pytest_nl2sql.model import Outcome, Status
+from pytest_nl2sql.suitefile.digest import gold_digest
+from pytest_nl2sql.suitefile.legacy import (
+    RENAMES,
+    load_legacy,
+    load_legacy_plans,
+    migrate,
+    migrate_text,
+)
+from pytest_nl2sql.suitefile.loader import load_suite, parse_suite
+from pytest_nl2sql.suitefile.model import Outcome, Status
 from tests.suite.corpus import LEGACY
 
 GOLD = LEGACY / "gold.yaml"

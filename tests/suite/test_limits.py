@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql import cache
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.yamlnodes import MAX_NESTING
+from pytest_nl2sql.suitefile import cache
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.yamlnodes import MAX_NESTING
 from tests.suite.corpus import GOLDEN
 
 HEAD = (
@@ -156,7 +156,7 @@ def test_a_planted_pickle_is_never_unpickled(tmp_path: Path) -> None:
 
 
 def test_a_temporary_entry_left_by_a_killed_process_is_removed_on_the_next_write(tmp_path: Path) -> None:
-    from pytest_nl2sql import writer
+    from pytest_nl2sql.suitefile import lock as writer
 
     path = tmp_path / "s.yaml"
     path.write_bytes((GOLDEN / "kinds.yaml").read_bytes())

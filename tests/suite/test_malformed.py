@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.loader import MAX_SUITE_BYTES, load_suite, parse_suite
+from pytest_nl2sql.suitefile.loader import MAX_SUITE_BYTES, load_suite, parse_suite
 from tests.suite.corpus import (
     GOLDEN,
     MALFORMED,

@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from pytest_nl2sql.model import EvalCase, Outcome
-from pytest_nl2sql.writer import RowsUpdate, dump_suite, update_rows
+from pytest_nl2sql.suitefile.model import EvalCase, Outcome
+from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
+from pytest_nl2sql.suitefile.yamltext import dump_suite
 
 
 def rows_for(case_id: str, version: int) -> list[dict[str, Any]]:

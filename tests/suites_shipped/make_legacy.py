@@ -2,7 +2,7 @@
 
 0.6 kept the gold set in two files: the cases under the old key names, and each case's plan
 in ``chinook_gold_plans.yaml`` keyed by case id. This script undoes the migration
-``pytest_nl2sql.legacy`` performs, line by line, on ``suites/chinook.yaml``: the case keys
+``pytest_nl2sql.suitefile.legacy`` performs, line by line, on ``suites/chinook.yaml``: the case keys
 get their 0.6 names, ``datasources: [chinook]`` becomes ``datasource: chinook`` and each
 ``plan:`` block moves to the plans file, verbatim. It relies on the suite's layout (case keys
 at two spaces, ``plan`` the last key of a case), which ``suites/chinook.yaml`` keeps.
@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-from pytest_nl2sql.legacy import RENAMES
+from pytest_nl2sql.suitefile.legacy import RENAMES
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

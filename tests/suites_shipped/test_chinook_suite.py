@@ -20,13 +20,13 @@ import pytest
 
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.datasources import DatasourceRegistry, introspect
-from pytest_nl2sql.digest import gold_digest
 from pytest_nl2sql.engine import PlanModel, validate_sql
-from pytest_nl2sql.init import init_demo
-from pytest_nl2sql.legacy import RENAMES, load_legacy, load_legacy_plans, migrate_text
-from pytest_nl2sql.loader import load_suite, parse_suite
-from pytest_nl2sql.model import EvalCase, EvalSuite, Outcome, Status
-from pytest_nl2sql.regenerate import regenerate
+from pytest_nl2sql.suitefile.digest import gold_digest
+from pytest_nl2sql.suitefile.legacy import RENAMES, load_legacy, load_legacy_plans, migrate_text
+from pytest_nl2sql.suitefile.loader import load_suite, parse_suite
+from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Outcome, Status
+from pytest_nl2sql.upkeep.init import init_demo
+from pytest_nl2sql.upkeep.regenerate import regenerate
 
 HERE = Path(__file__).resolve().parent
 SUITE = HERE.parent.parent / "suites" / "chinook.yaml"

@@ -23,10 +23,10 @@ import pytest
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.datasources import DatasourceRegistry
 from pytest_nl2sql.demo import DEMO_DATASOURCES
-from pytest_nl2sql.init import init_demo
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.model import EvalCase, EvalSuite, Kind, Outcome, Status
-from pytest_nl2sql.regenerate import regenerate
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status
+from pytest_nl2sql.upkeep.init import init_demo
+from pytest_nl2sql.upkeep.regenerate import regenerate
 
 REPO = Path(__file__).resolve().parents[2]
 ROUTING = REPO / "suites" / "routing.yaml"

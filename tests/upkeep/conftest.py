@@ -12,7 +12,7 @@ import pytest
 
 from pytest_nl2sql.config import Config, load_config
 from pytest_nl2sql.datasources import DatasourceRegistry
-from pytest_nl2sql.init import init_demo
+from pytest_nl2sql.upkeep.init import init_demo
 
 DEMO_DATASOURCES = ("chinook", "support", "webanalytics")
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.audit import Finding, audit_status, audit_suite, format_findings
 from pytest_nl2sql.config import DatasourceConfig
 from pytest_nl2sql.datasources import DatasourceRegistry
-from pytest_nl2sql.regenerate import regenerate
-from pytest_nl2sql.writer import RowsUpdate, update_rows
+from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
+from pytest_nl2sql.upkeep.audit import Finding, audit_status, audit_suite, format_findings
+from pytest_nl2sql.upkeep.regenerate import regenerate
 
 from .conftest import Demo, digest
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import attrs
 import pytest
 
-from pytest_nl2sql.drafts import DraftTargetRefused, check_draft_target
-from pytest_nl2sql.feedback import FeedbackStore, export
-from pytest_nl2sql.init import shipped_suites
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.model import Status
-from pytest_nl2sql.seed import seed, write_drafts
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import Status
+from pytest_nl2sql.upkeep.drafts import DraftTargetRefused, check_draft_target
+from pytest_nl2sql.upkeep.feedback import FeedbackStore, export
+from pytest_nl2sql.upkeep.init import shipped_suites
+from pytest_nl2sql.upkeep.seed import seed, write_drafts
 
 from .conftest import Demo
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import attrs
 
-from pytest_nl2sql.audit import run_audit
-from pytest_nl2sql.feedback import FeedbackStore, run_export, run_rate
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.seed import run_seed
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.upkeep.audit import run_audit
+from pytest_nl2sql.upkeep.feedback import FeedbackStore, run_export, run_rate
+from pytest_nl2sql.upkeep.seed import run_seed
 
 from .conftest import Demo
 

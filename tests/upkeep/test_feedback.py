@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.engine.reference import ReferenceEngine
-from pytest_nl2sql.feedback import FeedbackError, FeedbackStore, export, recorder
 from pytest_nl2sql.llm import FakeLLM
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.model import Origin, Outcome, Status
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import Origin, Outcome, Status
+from pytest_nl2sql.upkeep.feedback import FeedbackError, FeedbackStore, export, recorder
 
 from .conftest import Demo
 

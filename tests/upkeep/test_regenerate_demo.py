@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.init import init_demo
-from pytest_nl2sql.loader import load_suite
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.upkeep.init import init_demo
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_regenerate_leaves_an_up_to_date_suite_byte_identical(project: Path) -> 
 
 
 def test_a_packaged_suite_is_refused_without_the_flag(project: Path) -> None:
-    from pytest_nl2sql.init import shipped_suites
+    from pytest_nl2sql.upkeep.init import shipped_suites
 
     shipped = next(p for p in shipped_suites() if p.name == "chinook.yaml")
     copy = project / "shipped-copy.yaml"
@@ -103,7 +103,7 @@ def test_a_result_with_a_repeated_column_name_is_refused_not_squashed(tmp_path: 
 
     from pytest_nl2sql.config import load_config
     from pytest_nl2sql.datasources import DatasourceRegistry
-    from pytest_nl2sql.regenerate import regenerate
+    from pytest_nl2sql.upkeep.regenerate import regenerate
 
     con = sqlite3.connect(tmp_path / "db.sqlite")
     con.execute("CREATE TABLE a (id INTEGER, name TEXT)")

@@ -9,16 +9,17 @@ import attrs
 import pytest
 import sqlglot
 
-from pytest_nl2sql.audit import audit_suite, format_findings
 from pytest_nl2sql.datasources import introspect
 from pytest_nl2sql.datasources.guard import sqlglot_dialect
-from pytest_nl2sql.drafts import PROMOTION_STEPS
-from pytest_nl2sql.feedback import FeedbackStore, export
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.model import Origin, Outcome, Status
-from pytest_nl2sql.regenerate import regenerate
-from pytest_nl2sql.seed import KINDS, noun_plural, noun_singular, seed, words, write_drafts
-from pytest_nl2sql.writer import dump_suite, write_atomic
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.lock import write_atomic
+from pytest_nl2sql.suitefile.model import Origin, Outcome, Status
+from pytest_nl2sql.suitefile.yamltext import dump_suite
+from pytest_nl2sql.upkeep.audit import audit_suite, format_findings
+from pytest_nl2sql.upkeep.drafts import PROMOTION_STEPS
+from pytest_nl2sql.upkeep.feedback import FeedbackStore, export
+from pytest_nl2sql.upkeep.regenerate import regenerate
+from pytest_nl2sql.upkeep.seed import KINDS, noun_plural, noun_singular, seed, words, write_drafts
 
 from .conftest import DEMO_DATASOURCES, Demo
 

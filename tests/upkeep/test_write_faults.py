@@ -19,9 +19,10 @@ from pytest_nl2sql.cli import main as cli_main
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.datasources import DatasourceRegistry
 from pytest_nl2sql.errors import LockTimeout
-from pytest_nl2sql.loader import load_suite
-from pytest_nl2sql.regenerate import CHANGED_WHILE_RUNNING, regenerate
-from pytest_nl2sql.writer import RowsUpdate, lock_for, remove_stale_temps, update_rows, write_atomic
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.lock import lock_for, remove_stale_temps, write_atomic
+from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
+from pytest_nl2sql.upkeep.regenerate import CHANGED_WHILE_RUNNING, regenerate
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = 6
@@ -103,7 +104,7 @@ def test_the_lock_folder_is_the_users_own(tmp_path: Path) -> None:
 _WRITER = textwrap.dedent(
     """
     import sys
-    from pytest_nl2sql.writer import RowsUpdate, update_rows
+    from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
     path, first, count, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     for r in range(rounds):
         for i in range(first, first + count):
@@ -209,7 +210,7 @@ def test_a_lock_wait_that_runs_out_is_one_clear_error(shop: Path, monkeypatch: p
     monkeypatch.setenv("NL2SQL_LOCK_TIMEOUT_S", "0.2")
     with lock_for(path):
         holder = subprocess.Popen(  # another process holds the lock, too, for the CLI below
-            [sys.executable, "-c", "import sys, time; from pytest_nl2sql.writer import lock_for\n"
+            [sys.executable, "-c", "import sys, time; from pytest_nl2sql.suitefile.lock import lock_for\n"
              "with lock_for(sys.argv[1], timeout=5):\n    print('held', flush=True); time.sleep(30)", str(path)],
             cwd=ROOT, stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
@@ -254,7 +255,7 @@ def test_a_failed_write_removes_its_temporary_file(tmp_path: Path, monkeypatch: 
 _KILLED = textwrap.dedent(
     """
     import os, sys, time
-    from pytest_nl2sql.writer import RowsUpdate, update_rows
+    from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
     real_fsync = os.fsync
     def fsync(fd):
         real_fsync(fd)
@@ -284,7 +285,7 @@ def test_a_write_killed_with_sigkill_leaves_the_file_whole_and_the_next_write_cl
 def test_a_temporary_file_of_a_live_writer_is_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text("x")
-    from pytest_nl2sql import writer
+    from pytest_nl2sql.suitefile import lock as writer
 
     live = tmp_path / f".s.yaml.{os.getppid()}@{writer._HOST}.abc123.tmp"  # our parent is alive
     dead = tmp_path / f".s.yaml.{2**22 + 12345}@{writer._HOST}.def456.tmp"  # above Linux's pid_max

@@ -19,9 +19,9 @@ Expressions, in short:
 """
 
 
-from .dump import dump_expr
-from .model import PlanModel
-from .nodes import (
+from pytest_nl2sql.engine.plan.dump import dump_expr
+from pytest_nl2sql.engine.plan.model import PlanModel
+from pytest_nl2sql.engine.plan.nodes import (
     CTE,
     Call,
     Case,
@@ -45,8 +45,8 @@ from .nodes import (
     When,
     Window,
 )
-from .schema import plan_json_schema
-from .vocabulary import (
+from pytest_nl2sql.engine.plan.schema import plan_json_schema
+from pytest_nl2sql.engine.plan.vocabulary import (
     CAST_TYPES,
     DATE_FORMAT_CODES,
     FUNCTIONS,

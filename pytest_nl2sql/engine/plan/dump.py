@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .nodes import (
+from pytest_nl2sql.engine.plan.nodes import (
     Call,
     Case,
     Cast,
@@ -25,7 +25,7 @@ from .nodes import (
     Table,
     Window,
 )
-from .vocabulary import FUNCTIONS
+from pytest_nl2sql.engine.plan.vocabulary import FUNCTIONS
 
 # --------------------------------------------------------------------------------------------
 # Dumping (canonical form)

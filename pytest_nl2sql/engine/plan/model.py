@@ -7,10 +7,19 @@ from typing import Any
 
 import attrs
 
-from .dump import _dump_query
-from .nodes import Query
-from .parse import _PLAN_KEYS, _QUERY_KEYS, _check_keys, _mapping, _opt, _parse_query, _show, _text
-from .vocabulary import KINDS, PlanError
+from pytest_nl2sql.engine.plan.dump import _dump_query
+from pytest_nl2sql.engine.plan.nodes import Query
+from pytest_nl2sql.engine.plan.parse import (
+    _PLAN_KEYS,
+    _QUERY_KEYS,
+    _check_keys,
+    _mapping,
+    _opt,
+    _parse_query,
+    _show,
+    _text,
+)
+from pytest_nl2sql.engine.plan.vocabulary import KINDS, PlanError
 
 
 @attrs.frozen

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import attrs
 
-from .vocabulary import Scalar
+from pytest_nl2sql.engine.plan.vocabulary import Scalar
 
 # --------------------------------------------------------------------------------------------
 # The model

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .nodes import (
+from pytest_nl2sql.engine.plan.nodes import (
     CTE,
     Call,
     Case,
@@ -34,7 +34,7 @@ from .nodes import (
     When,
     Window,
 )
-from .vocabulary import (
+from pytest_nl2sql.engine.plan.vocabulary import (
     _COLUMN_RE,
     _NAME_RE,
     CAST_TYPES,

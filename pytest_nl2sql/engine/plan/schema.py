@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .vocabulary import (
+from pytest_nl2sql.engine.plan.vocabulary import (
     _COLUMN_PATTERN,
     CAST_TYPES,
     FUNCTIONS,

@@ -24,10 +24,10 @@ from typing import Any
 
 import attrs
 
-from .datasources import DatasourceRegistry, QueryError
-from .errors import Nl2sqlError
-from .model import EvalCase, Kind, Status
-from .writer import RowsUpdate, SuiteEdit, open_suite
+from pytest_nl2sql.datasources import DatasourceRegistry, QueryError
+from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
+from pytest_nl2sql.suitefile.writer import RowsUpdate, SuiteEdit, open_suite
 
 __all__ = ["PackagedSuiteError", "RegenerateReport", "is_packaged", "regenerate"]
 

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from .baseline import Baseline, BaselineError
-from .collect import CaseItem, SuiteFile, case_selected, select_roles
-from .errors import Nl2sqlError, SuiteError
-from .ledger import CostLedger
-from .loader import load_suite
-from .model import Status
-from .report import RunReport, make_record, run_meta
-from .run import Nl2sqlRun
+from pytest_nl2sql.errors import Nl2sqlError, SuiteError
+from pytest_nl2sql.plugin.baseline import Baseline, BaselineError
+from pytest_nl2sql.plugin.collect import CaseItem, SuiteFile, case_selected, select_roles
+from pytest_nl2sql.plugin.ledger import CostLedger
+from pytest_nl2sql.plugin.report import RunReport, make_record, run_meta
+from pytest_nl2sql.plugin.run import Nl2sqlRun
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import Status
 
 __all__ = ["Nl2sqlSession"]
 
@@ -122,7 +122,7 @@ class Nl2sqlSession:
         if settings.seed and getattr(self.config.option, "numprocesses", None):
             raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
         if settings.seed:  # bad seed options stop the run before anything runs
-            from .drafts import DraftTargetRefused, check_draft_target
+            from pytest_nl2sql.upkeep.drafts import DraftTargetRefused, check_draft_target
 
             if settings.seed not in project.datasources:
                 raise pytest.UsageError(
@@ -133,8 +133,8 @@ class Nl2sqlSession:
             except DraftTargetRefused as exc:
                 raise pytest.UsageError(str(exc)) from None
         if settings.audit:
-            from .audit import run_audit
-            from .datasources import DatasourceRegistry
+            from pytest_nl2sql.datasources import DatasourceRegistry
+            from pytest_nl2sql.upkeep.audit import run_audit
 
             with DatasourceRegistry.from_config(project) as registry:
                 _check_logins(registry)
@@ -160,7 +160,7 @@ class Nl2sqlSession:
 
     def seed_drafts(self) -> None:
         """--nl2sql-seed: write the drafts file, after collection, in this one process."""
-        from .seed import run_seed
+        from pytest_nl2sql.upkeep.seed import run_seed
 
         settings = self.run.settings
         self.upkeep_status["seed"] = run_seed(
@@ -170,8 +170,8 @@ class Nl2sqlSession:
     def regenerate_selected(self, items: list[CaseItem]) -> None:
         """Rewrite rows of the selected cases (after collection, in this one process), then
         point the items at the fresh cases so they run against the new rows."""
-        from .datasources import DatasourceRegistry
-        from .regenerate import PackagedSuiteError, regenerate
+        from pytest_nl2sql.datasources import DatasourceRegistry
+        from pytest_nl2sql.upkeep.regenerate import PackagedSuiteError, regenerate
 
         project = self.run.project
         if project is None:
@@ -356,7 +356,7 @@ class Nl2sqlSession:
 
 def _check_logins(registry: Any) -> None:
     """A PostgreSQL login that could write stops the run before anything runs (docs/security.md)."""
-    from .datasources import QueryError
+    from pytest_nl2sql.datasources import QueryError
 
     try:
         registry.check_logins()

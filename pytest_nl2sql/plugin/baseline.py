@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import Nl2sqlError
-from .writer import write_atomic
+from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.suitefile.lock import write_atomic
 
 __all__ = ["Baseline", "BaselineError", "baseline_key", "beside"]
 

@@ -14,12 +14,13 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .config import Config
-from .errors import Nl2sqlError, SuiteError
-from .loader import load_suite
-from .model import EvalCase, Status
-from .regenerate import is_packaged
-from .writer import dump_suite, lock_for, write_atomic
+from pytest_nl2sql.config import Config
+from pytest_nl2sql.errors import Nl2sqlError, SuiteError
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.lock import lock_for, write_atomic
+from pytest_nl2sql.suitefile.model import EvalCase, Status
+from pytest_nl2sql.suitefile.yamltext import dump_suite
+from pytest_nl2sql.upkeep.regenerate import is_packaged
 
 __all__ = ["PROMOTION_STEPS", "DraftTargetRefused", "check_draft_target", "write_draft_suite"]
 

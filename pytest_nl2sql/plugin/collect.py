@@ -11,9 +11,9 @@ from typing import Any, Protocol
 
 import pytest
 
-from .errors import SuiteError
-from .loader import load_suite
-from .model import EvalCase, EvalSuite, Kind, Outcome, Status
+from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status
 
 __all__ = ["CaseFailure", "CaseItem", "ItemRunner", "SuiteFile", "select_roles"]
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .scoring import Score, ScoreContext
+    from pytest_nl2sql.scoring.scorers import Score, ScoreContext
 
 
 @pytest.hookspec(firstresult=True)

@@ -26,19 +26,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import Problem, SuiteError
-from .loader import load_text, parse_suite
-from .model import EvalSuite
-from .writer import (
-    _content_end,
-    _data_block,
-    _Edits,
-    _line_end,
-    _newline,
-    format_text,
-    write_atomic,
+from pytest_nl2sql.errors import Problem, SuiteError
+from pytest_nl2sql.suitefile.loader import load_text, parse_suite
+from pytest_nl2sql.suitefile.lock import write_atomic
+from pytest_nl2sql.suitefile.model import EvalSuite
+from pytest_nl2sql.suitefile.textedit import Edits, content_end, line_end, newline
+from pytest_nl2sql.suitefile.yamlnodes import (
+    MappingNode,
+    ScalarNode,
+    SequenceNode,
+    YamlSyntaxError,
+    compose,
+    to_python,
 )
-from .yamlnodes import MappingNode, ScalarNode, SequenceNode, YamlSyntaxError, compose, to_python
+from pytest_nl2sql.suitefile.yamltext import data_block, format_text
 
 __all__ = ["RENAMES", "load_legacy", "load_legacy_plans", "migrate", "migrate_text"]
 
@@ -85,8 +86,8 @@ def migrate_text(text: str, plans: Mapping[str, Any] | None = None, path: str = 
     if type(cases) is not SequenceNode:
         raise SuiteError([Problem(path, 1, 1, "a 0.6 gold file has a 'cases:' list")])
     plans = dict(plans or {})
-    nl = _newline(text)
-    edits = _Edits()
+    nl = newline(text)
+    edits = Edits()
     if not any(k.value == "version" for k, _ in root.value):
         first = root.value[0][0].start_mark.index
         edits.add(first, first, f"version: 1{nl}")
@@ -106,13 +107,13 @@ def migrate_text(text: str, plans: Mapping[str, Any] | None = None, path: str = 
                 edits.add(k.start_mark.index, k.end_mark.index, new)
                 if k.value == "datasource" and type(v) is ScalarNode:
                     edits.add(v.start_mark.index, v.end_mark.index, f"[{format_text(v.value)}]")
-            end = _content_end(v, text)
+            end = content_end(v, text)
             last_end = max(last_end, end)
         if case_id in plans:
             plan = plans.pop(case_id)
             pad = " " * indent
-            lines = [f"{pad}plan:", *_data_block(plan, pad + "  ")]
-            at = _line_end(text, last_end)  # after a trailing comment on the last line, not before it
+            lines = [f"{pad}plan:", *data_block(plan, pad + "  ")]
+            at = line_end(text, last_end)  # after a trailing comment on the last line, not before it
             edits.add(at, at, nl + nl.join(lines))
     if plans:
         raise SuiteError(

@@ -13,9 +13,10 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from .demo import DEMO_DATASOURCES, build_sqlite
-from .errors import Nl2sqlError
-from .writer import format_text, write_atomic
+from pytest_nl2sql.demo import DEMO_DATASOURCES, build_sqlite
+from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.suitefile.lock import write_atomic
+from pytest_nl2sql.suitefile.yamltext import format_text
 
 __all__ = ["DEMO_ROLES_YAML", "InitError", "init_demo", "shipped_suites"]
 

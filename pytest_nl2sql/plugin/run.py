@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .baseline import Baseline, BaselineError, baseline_key, beside
-from .collect import CaseFailure
-from .engine.protocol import Answer, RouteResult
-from .errors import Nl2sqlError, SuiteError
-from .ledger import CostLedger
-from .loader import load_suite
-from .model import EvalSuite, Kind, Outcome, Status
-from .options import Settings
-from .report import failure_text, make_record
-from .scoring import Score, ScoreContext
+from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.errors import Nl2sqlError, SuiteError
+from pytest_nl2sql.plugin.baseline import Baseline, BaselineError, baseline_key, beside
+from pytest_nl2sql.plugin.collect import CaseFailure
+from pytest_nl2sql.plugin.ledger import CostLedger
+from pytest_nl2sql.plugin.options import Settings
+from pytest_nl2sql.plugin.report import failure_text, make_record
+from pytest_nl2sql.scoring.scorers import Score, ScoreContext
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import EvalSuite, Kind, Outcome, Status
 
 if TYPE_CHECKING:
-    from .collect import CaseItem
+    from pytest_nl2sql.plugin.collect import CaseItem
 
 __all__ = ["Nl2sqlRun", "import_object"]
 
@@ -91,7 +91,7 @@ class Nl2sqlRun:
             self._project_loaded = True
             path = self.config_path()
             if path is not None:
-                from .config import ConfigError, load_config
+                from pytest_nl2sql.config import ConfigError, load_config
 
                 if not path.is_file():
                     raise pytest.UsageError(f"--nl2sql-config: no such file: {path}")
@@ -213,7 +213,7 @@ class Nl2sqlRun:
     def llm_for(self, item: CaseItem) -> Any:
         mode = self.settings.mode
         if mode == "plans":
-            from .llm import FakeLLM
+            from pytest_nl2sql.llm import FakeLLM
 
             plan = item.case.plan
             if plan is None:
@@ -230,7 +230,7 @@ class Nl2sqlRun:
             project = self.project
             if project is None:
                 raise pytest.UsageError("--nl2sql-mode full needs nl2sql.yaml with an llm section")
-            from .llm import LLMError, OpenAICompatibleLLM
+            from pytest_nl2sql.llm import LLMError, OpenAICompatibleLLM
 
             try:
                 self._llm = OpenAICompatibleLLM.from_config(project.llm)

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from .collect import RUN_KEY
-from .errors import Nl2sqlError
+from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.plugin.collect import RUN_KEY
 
 __all__ = ["DefaultEngineFactory", "EngineFactoryError", "build_engine", "check_factory"]
 
@@ -89,7 +89,7 @@ def check_engine(dotted: str, engine: Any) -> Any:
 
 def build_engine(dotted: str, project: Any) -> Any:
     """Import what ``dotted`` names, check it, call it with ``project``, check the result."""
-    from .run import import_object
+    from pytest_nl2sql.plugin.run import import_object
 
     factory = import_object(dotted)
     check_factory(dotted, factory)
@@ -107,7 +107,7 @@ class DefaultEngineFactory:
     def pytest_nl2sql_make_engine(self, config: pytest.Config, project: Any) -> Any:
         run = config.stash[RUN_KEY]
         if run.settings.predictions is not None:
-            from .engine.replay import ReplayEngine
+            from pytest_nl2sql.engine.replay import ReplayEngine
 
             return ReplayEngine.from_file(run.settings.predictions, project)
         if project is None:

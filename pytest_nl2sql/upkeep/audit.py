@@ -49,12 +49,18 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from .config import Config
-from .datasources import Adapter, DatasourceRegistry, QueryError, QueryResult, introspect
-from .datasources.guard import sqlglot_dialect
-from .errors import SuiteError
-from .loader import load_suite
-from .model import EvalCase, Kind, Status
+from pytest_nl2sql.config import Config
+from pytest_nl2sql.datasources import (
+    Adapter,
+    DatasourceRegistry,
+    QueryError,
+    QueryResult,
+    introspect,
+)
+from pytest_nl2sql.datasources.guard import sqlglot_dialect
+from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
 
 __all__ = ["Finding", "audit_status", "audit_suite", "format_findings", "run_audit"]
 

