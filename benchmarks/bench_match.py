@@ -7,7 +7,13 @@ Rows: ``collections.Counter(a) == Counter(b)`` (the floor: a multiset compare in
 rule (benchmarks/spider/official.py), and a pandas comparison (sort both frames, compare)
 when pandas is installed -- it is not a dependency; the row says so when it is absent.
 Each is timed on equal results (the worst case: every row must be looked at) as the best of
-R runs; ratios are to the Counter floor.
+R runs; ratios are to the Counter floor. BIRD's rule, ``set(a) == set(b)`` (no multiset
+semantics), is timed on the same data: ``match_rows``'s fast path for equal results (hash
+each side once; counters only on a mismatch) should be at or below it.
+
+Then the column-alignment cases of issue 14, each of which must decide in under 50 ms:
+one-row pivots of 9 to 12 columns with the columns reversed and one wrong cell, and ten
+0/1 flag columns reversed and renamed (matching, and with one flipped row).
 """
 
 from __future__ import annotations
@@ -80,8 +86,49 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"  {name:<34} {secs:7.3f} s  {secs / floor:5.2f}x")
     ratio = rows[1][1] / floor  # type: ignore[operator]
-    print(f"match_rows / Counter = {ratio:.2f} (goal <= 1.5)")
-    return 0
+    c = list(b)
+    c[len(c) // 2] = (-1, *c[len(c) // 2][1:])
+    assert not match_rows(cols, a, cols, c, rule).matched
+    miss = best(lambda: match_rows(cols, a, cols, c, rule), args.repeat)
+    print(f"  {'match_rows, one id differs':<34} {miss:7.3f} s  {miss / floor:5.2f}x")
+    bird = best(lambda: set(a) == set(b), args.repeat)
+    print(f"  {'BIRD set(a) == set(b)':<34} {bird:7.3f} s  {bird / floor:5.2f}x")
+    print(f"match_rows / Counter = {ratio:.2f} (goal <= 1.5); match_rows / BIRD set = {rows[1][1] / bird:.2f} (goal <= 1.0)")
+    slow = 0
+    print("column alignment (goal: each < 50 ms)")
+    for name, fn, want in alignment_cases():
+        assert fn().matched is want, name
+        secs = best(fn, args.repeat)
+        slow += secs >= 0.05
+        print(f"  {name:<46} {'match' if want else 'mismatch':<8} {secs * 1000:8.2f} ms")
+    return 1 if slow else 0
+
+
+def alignment_cases() -> list[tuple[str, Callable[[], object], bool]]:
+    """(name, comparison, expected verdict) for the pivot and flag cases."""
+    cases: list[tuple[str, Callable[[], object], bool]] = []
+    for width in (9, 10, 11, 12):
+        gold = [tuple(range(width))]
+        pred = [tuple(reversed(range(width)))]
+        wrong = list(pred[0])
+        wrong[3] = 999
+        gc, pc = tuple(f"g{i}" for i in range(width)), tuple(f"p{i}" for i in range(width))
+        cases.append((f"{width}-column pivot, 1 row, one wrong cell", lambda g=gold, w=[tuple(wrong)], gc=gc, pc=pc: match_rows(gc, g, pc, w), False))
+    width = 12
+    gold12 = [tuple(range(width))]
+    cases.append(("12-column pivot, 1 row, reversed", lambda: match_rows((), gold12, (), [tuple(reversed(gold12[0]))]), True))
+    # 300 of the 1,024 flag combinations: reversing the columns changes the set of rows
+    flags = [tuple((r >> c) & 1 for c in range(10)) for r in random.Random(5).sample(range(1024), 300)]
+    rev = [tuple(reversed(r)) for r in flags]
+    fcols, rcols = tuple(f"flag_{i}" for i in range(10)), tuple(f"f{9 - i}" for i in range(10))
+    cases.append(("10 flags x 300 rows, reversed and renamed", lambda: match_rows(fcols, flags, rcols, rev), True))
+    flipped = list(rev)
+    flipped[100] = tuple(1 - v for v in flipped[100])
+    cases.append(("10 flags x 300 rows, reversed, one row flipped", lambda: match_rows(fcols, flags, rcols, flipped), False))
+    few = flags[:40]
+    few_rev = [tuple(reversed(r)) for r in few]
+    cases.append(("10 flags x 40 rows, reversed and renamed", lambda: match_rows(fcols, few, rcols, few_rev), True))
+    return cases
 
 
 if __name__ == "__main__":

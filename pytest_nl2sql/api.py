@@ -150,6 +150,17 @@ class Evals:
         finally:
             registry.close()
 
+    def plan(self, path: str | os.PathLike[str], *, force: bool = False) -> Any:
+        """Give each approved answer case of the suite a plan derived from its SQL, verified
+        against the SQL's rows and written in place; a ``PlanReport`` (docs/upkeep.md)."""
+        from pytest_nl2sql.datasources import DatasourceRegistry
+        from pytest_nl2sql.upkeep.plans import plan_suite
+
+        if self.config is None:
+            raise ValueError("plan needs nl2sql.yaml (Engine.from_config)")
+        with DatasourceRegistry.from_config(self.config) as registry:
+            return plan_suite(path, registry, force=force)
+
     def regenerate(self, path: str | os.PathLike[str], *, allow_packaged: bool = False) -> Any:
         from pytest_nl2sql.datasources import DatasourceRegistry
         from pytest_nl2sql.upkeep.regenerate import regenerate

@@ -12,6 +12,9 @@ from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 __all__ = ["main"]
 
 
+USAGE_ERROR = 4  # as pytest's: the command cannot run as asked
+
+
 def _suite_check(args: argparse.Namespace) -> int:
     from pytest_nl2sql.suitefile.loader import load_suite
 
@@ -24,8 +27,40 @@ def _suite_check(args: argparse.Namespace) -> int:
             status = 1
             continue
         approved = len(suite.approved())
-        print(f"{path}: ok ({len(suite)} cases, {approved} approved)")
+        project = _find_project(args.config, path)
+        if project is None:
+            # the file alone: datasources, roles, schema names and plans need the project
+            print(f"{path}: ok ({len(suite)} cases, {approved} approved; file only: no nl2sql.yaml found)")
+            continue
+        from pytest_nl2sql.upkeep.check import run_check
+
+        if run_check(path, project, echo=lambda line: print(line, file=sys.stderr)):
+            status = 1
+            continue
+        print(f"{path}: ok ({len(suite)} cases, {approved} approved; checked against {project.path})")
     return status
+
+
+def _find_project(config_path: str | None, near: str) -> object | None:
+    """The project of ``--config``, else the nl2sql.yaml nearest above ``near``, else None."""
+    from pathlib import Path
+
+    from pytest_nl2sql.config import find_config, load_config
+
+    if config_path:
+        return load_config(config_path)
+    start = Path(near).resolve()
+    for folder in (start if start.is_dir() else start.parent, *start.parents):
+        found = find_config(folder)
+        if found is not None:
+            return load_config(found)
+    return None
+
+
+def _suite_plan(args: argparse.Namespace) -> int:
+    from pytest_nl2sql.upkeep.plans import run_plan
+
+    return run_plan(args.paths, _project(args.config, args.paths[0]), force=args.force)
 
 
 def _suite_migrate(args: argparse.Namespace) -> int:
@@ -47,8 +82,9 @@ def _demo(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     target = Path(args.dir).resolve()
-    init_demo(target, force=args.force)
-    print(f"demo project: {target} (nl2sql.yaml, evals/, data/chinook.sqlite, support.sqlite, webanalytics.sqlite)")
+    written = init_demo(target, force=args.force)
+    print(f"demo project: {target} (nl2sql.yaml, pytest.ini, evals/, data/chinook.sqlite, support.sqlite, webanalytics.sqlite)")
+    _say_kept(written.kept)
     runs = [
         ("Chinook suite, mode plans", ["--nl2sql-suite", "evals/chinook.yaml", "--nl2sql-mode", "plans", "--nl2sql-clarify", "--nl2sql-out", "eval_chinook.json"]),
         ("routing suite, mode retrieval (CI's gate)", ["--nl2sql-suite", "evals/routing.yaml", "--nl2sql-mode", "retrieval", "--nl2sql-out", "eval_routing.json"]),
@@ -73,8 +109,18 @@ def _init(args: argparse.Namespace) -> int:
         print("nl2sql init: only --demo is supported today (nl2sql init --demo DIR)", file=sys.stderr)
         return 2
     written = init_demo(args.demo, force=args.force)
-    print(f"{args.demo}: demo project ready ({len(written)} files): nl2sql.yaml, evals.yaml, evals/, data/")
+    print(f"{args.demo}: demo project ready ({len(written)} files): nl2sql.yaml, pytest.ini, evals.yaml, evals/, data/")
+    _say_kept(written.kept)
     return 0
+
+
+def _say_kept(kept: list[str]) -> None:
+    if kept:
+        one = len(kept) == 1
+        print(
+            f"kept {len(kept)} file{'' if one else 's'} you changed: {', '.join(kept)} "
+            f"(use --force to overwrite {'it' if one else 'them'})"
+        )
 
 
 def _project(config_path: str | None, near: str) -> object:
@@ -91,7 +137,12 @@ def _project(config_path: str | None, near: str) -> object:
         found = find_config(folder)
         if found is not None:
             return load_config(found)
-    raise SystemExit(f"nl2sql: no nl2sql.yaml found above {near}; pass --config")
+    print(
+        f"nl2sql: no nl2sql.yaml found in {start} or any folder above it: pass --config "
+        "PATH/TO/nl2sql.yaml, or make a project with `nl2sql init --demo DIR`",
+        file=sys.stderr,
+    )
+    raise SystemExit(USAGE_ERROR)
 
 
 def _regenerate(args: argparse.Namespace) -> int:
@@ -112,6 +163,8 @@ def _eval_run(args: argparse.Namespace) -> int:
 
     from pytest_nl2sql.api import pytest_args
 
+    if not args.suite:
+        _project(args.config, ".")  # no nl2sql.yaml, no --suite: a usage error, nothing runs
     argv = pytest_args(
         args.suite or (),
         config=args.config,
@@ -136,7 +189,10 @@ def _seed(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     from pytest_nl2sql.upkeep.audit import run_audit
 
-    return run_audit(args.paths, _project(args.config, args.paths[0]), fail_on_warnings=args.warnings)
+    return run_audit(
+        args.paths, _project(args.config, args.paths[0]), fail_on_warnings=args.warnings,
+        mutants=getattr(args, "mutants", False),
+    )
 
 
 def _feedback_rate(args: argparse.Namespace) -> int:
@@ -148,18 +204,146 @@ def _feedback_rate(args: argparse.Namespace) -> int:
 def _feedback_export(args: argparse.Namespace) -> int:
     from pytest_nl2sql.upkeep.feedback import run_export
 
-    return run_export(_project(args.config, "."), args.good)
+    path = args.path or args.good
+    if not path:
+        print("nl2sql feedback export: name the drafts file to write: nl2sql feedback export PATH", file=sys.stderr)
+        return USAGE_ERROR
+    return run_export(_project(args.config, "."), path)
+
+
+def _feedback_list(args: argparse.Namespace) -> int:
+    from pytest_nl2sql.upkeep.feedback import run_list
+
+    return run_list(_project(args.config, "."), limit=args.limit)
+
+
+def _report_compare(args: argparse.Namespace) -> int:
+    """Items that flipped between two JSON reports, per-tag deltas, a paired test."""
+    from pytest_nl2sql.plugin.compare import CompareError, compare_reports, load_report
+
+    try:
+        result = compare_reports(load_report(args.base), load_report(args.new))
+    except CompareError as exc:
+        print(f"nl2sql report compare: {exc}", file=sys.stderr)
+        return 2
+    for line in result.lines(base=args.base, new=args.new):
+        print(line)
+    code = result.exit_code(args.allow_regressions, args.max_p)
+    if result.regressed and code == 0:
+        why = "allowed by --allow-regressions" if len(result.regressed) <= args.allow_regressions else f"McNemar p above --max-p {args.max_p}"
+        print(f"  {len(result.regressed)} regressed, {why}: exit 0")
+    return code
+
+
+def _report_merge(args: argparse.Namespace) -> int:
+    """Shard reports into one, equal to a single run's."""
+    import json
+    from pathlib import Path
+
+    from pytest_nl2sql.plugin.compare import CompareError, load_report
+    from pytest_nl2sql.plugin.shards import MergeError, merge_reports
+    from pytest_nl2sql.suitefile.lock import write_atomic
+
+    try:
+        merged = merge_reports([(p, load_report(p)) for p in args.reports])
+    except (CompareError, MergeError) as exc:
+        print(f"nl2sql report merge: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(out, json.dumps(merged, indent=2, sort_keys=True, default=str) + "\n")
+    s = merged["summary"]
+    print(f"{out}: merged {len(args.reports)} reports: {s['items']} items, {s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures")
+    if args.html:
+        from pytest_nl2sql.plugin.html_report import write_html
+
+        write_html(Path(args.html), merged)
+        print(f"{args.html}: HTML report")
+    return 0
+
+
+def _report_gate(args: argparse.Namespace) -> int:
+    """The baseline gate on a finished (or merged) JSON report."""
+    from pathlib import Path
+
+    from pytest_nl2sql.plugin.baseline import Baseline, BaselineError
+    from pytest_nl2sql.plugin.compare import CompareError, load_report
+    from pytest_nl2sql.plugin.gate import gate_records, suite_cases
+
+    try:
+        report = load_report(args.report)
+        baseline = Baseline.load(Path(args.baseline))
+    except (CompareError, BaselineError) as exc:
+        print(f"nl2sql report gate: {exc}", file=sys.stderr)
+        return 2
+    mode = report["run"].get("mode") or "plans"
+    if baseline.version == 1:
+        print(f"nl2sql report gate: {args.baseline}: baseline version 1 records no mode; migrate it (docs/plugin.md#the-baseline-gate)", file=sys.stderr)
+        return 2
+    suites = {Path(p).name: c for p in args.suite or () if (c := suite_cases(Path(p))) is not None}
+    result = gate_records(report["items"], baseline, mode=mode, suites=suites, strict=args.strict)
+    for line in result.lines():
+        print(line)
+    return 0 if result.ok else 1
+
+
+def _add_report_parser(sub: argparse._SubParsersAction) -> None:
+    rep = sub.add_parser("report", help="compare, merge and gate JSON reports (--nl2sql-out)")
+    rep_sub = rep.add_subparsers(dest="report_command", required=True)
+    cmp_ = rep_sub.add_parser("compare", help="items that flipped between two runs and a paired test (exit 1 on regressions)")
+    cmp_.add_argument("base", metavar="BASE.json")
+    cmp_.add_argument("new", metavar="NEW.json")
+    cmp_.add_argument("--allow-regressions", type=int, default=0, metavar="N", help="exit 0 with at most N regressed items")
+    cmp_.add_argument("--max-p", type=float, default=None, metavar="P", help="exit 0 unless McNemar's p-value is at most P")
+    cmp_.set_defaults(func=_report_compare)
+    merge = rep_sub.add_parser("merge", help="merge shard reports into one (as a single run's)")
+    merge.add_argument("reports", nargs="+", metavar="SHARD.json")
+    merge.add_argument("-o", "--output", required=True, metavar="ALL.json")
+    merge.add_argument("--html", metavar="FILE", help="also write the merged HTML report")
+    merge.set_defaults(func=_report_merge)
+    gate = rep_sub.add_parser("gate", help="the baseline gate on a (merged) report (exit 1 on new failures)")
+    gate.add_argument("report", metavar="ALL.json")
+    gate.add_argument("--baseline", required=True, metavar="FILE")
+    gate.add_argument("--suite", action="append", metavar="PATH", help="the run's suites, to find stale entries")
+    gate.add_argument("--strict", action="store_true", help="fixed and stale entries fail too")
+    gate.set_defaults(func=_report_gate)
+
+
+def _cache(args: argparse.Namespace) -> int:
+    """nl2sql cache stats|clear: the response cache of mode full (docs/llm.md#the-response-cache)."""
+    from pathlib import Path
+
+    from pytest_nl2sql.llm.cache import ResponseCache
+
+    if args.dir:
+        folder = Path(args.dir)
+    else:
+        project = _project(args.config, ".")
+        folder = Path(project.path).parent / ".nl2sql-cache" / "llm"  # type: ignore[attr-defined]
+    cache = ResponseCache(folder)
+    if args.cache_command == "clear":
+        print(f"{folder}: removed {cache.clear()} cached responses")
+        return 0
+    st = cache.stats()
+    print(f"{folder}: {st['entries']} cached responses, {st['bytes']} bytes")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nl2sql", description="Test NL2SQL systems with reviewed suites.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    suite = sub.add_parser("suite", help="check and migrate suite files")
+    suite = sub.add_parser("suite", help="check, plan and migrate suite files")
     suite_sub = suite.add_subparsers(dest="suite_command", required=True)
     check = suite_sub.add_parser("check", help="load suites and report every problem (exit 1 on any)")
     check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("--config", metavar="nl2sql.yaml", help="the project to check against (default: the nl2sql.yaml above each suite)")
     check.set_defaults(func=_suite_check)
+    plan = suite_sub.add_parser("plan", help="derive each answer case's plan from its SQL, verify it, write it in place")
+    plan.add_argument("paths", nargs="+", metavar="PATH")
+    plan.add_argument("--config", metavar="nl2sql.yaml", help="the project (default: the nl2sql.yaml above the suite)")
+    plan.add_argument("--force", action="store_true", help="replace the plans cases already have")
+    plan.set_defaults(func=_suite_plan)
     mig = suite_sub.add_parser("migrate", help="convert 0.6 gold files to a version 1 suite")
     mig.add_argument("old", metavar="OLD.yaml")
     mig.add_argument("--plans", metavar="OLD_plans.yaml")
@@ -194,6 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit = ev_sub.add_parser("audit", help="check that the gold can be trusted (exit 1 on errors)")
     audit.add_argument("paths", nargs="+", metavar="PATH")
     audit.add_argument("--warnings", action="store_true", help="warnings fail too")
+    audit.add_argument(
+        "--mutants", action="store_true",
+        help="also run mutants of each gold sql on the database and neighbour databases (weak-gold)",
+    )
     audit.add_argument("--config", metavar="nl2sql.yaml")
     audit.set_defaults(func=_audit)
     regen = ev_sub.add_parser("regenerate", help="rewrite rows/alt_rows from the database")
@@ -212,10 +400,24 @@ def build_parser() -> argparse.ArgumentParser:
     rate.add_argument("--role")
     rate.add_argument("--config", metavar="nl2sql.yaml")
     rate.set_defaults(func=_feedback_rate)
+    listing = fb_sub.add_parser("list", help="the recent recorded runs, with the ids rate takes")
+    listing.add_argument("--limit", type=int, default=20, help="how many runs to show (newest first)")
+    listing.add_argument("--config", metavar="nl2sql.yaml")
+    listing.set_defaults(func=_feedback_list)
     export = fb_sub.add_parser("export", help="write each thumbs-up run as a draft case")
-    export.add_argument("--good", required=True, metavar="PATH", help="the drafts file to write")
+    export.add_argument("path", nargs="?", metavar="PATH", help="the drafts file to write")
+    export.add_argument("--good", metavar="PATH", help="the same as PATH (thumbs-up runs are what is exported)")
     export.add_argument("--config", metavar="nl2sql.yaml")
     export.set_defaults(func=_feedback_export)
+
+    _add_report_parser(sub)
+    cache = sub.add_parser("cache", help="the response cache of mode full (--nl2sql-cache)")
+    cache_sub = cache.add_subparsers(dest="cache_command", required=True)
+    for name, text in (("stats", "how many responses the cache holds"), ("clear", "remove every cached response")):
+        cmd = cache_sub.add_parser(name, help=text)
+        cmd.add_argument("--dir", metavar="DIR", help="the cache folder (default: .nl2sql-cache/llm beside nl2sql.yaml)")
+        cmd.add_argument("--config", metavar="nl2sql.yaml")
+        cmd.set_defaults(func=_cache)
 
     demo = sub.add_parser("demo", help="the main job: build the demo and run its suites")
     demo.add_argument("dir", nargs="?", default="nl2sql-demo", help="folder for the demo (default: nl2sql-demo)")

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["LockTimeout", "Nl2sqlError", "Problem", "SuiteError"]
+__all__ = ["LockTimeout", "Nl2sqlError", "Problem", "SuiteError", "UnknownRole"]
 
 
 class Nl2sqlError(Exception):
     """Base class of every error this package raises on purpose."""
+
+
+class UnknownRole(Nl2sqlError, KeyError):
+    """A role ``nl2sql.yaml`` does not define; the message names the known ones. (A KeyError
+    too, for callers that catch one, but shown as its message, not a repr.)"""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown role"
 
 
 class LockTimeout(Nl2sqlError):

@@ -1,6 +1,6 @@
 """Spider dev: our verdicts on C3SQL's predictions against the official execution-match metric.
 
-    python benchmarks/spider/run.py [--out DIR] [--workers N]
+    python benchmarks/spider/run.py [--out DIR] [--workers N] [--test-suite K]
 
 Converts the shared Spider data (convert.py), writes C3SQL's predictions as a predictions
 file, runs them through the plugin (the replay engine, ``-n 2``), computes the official
@@ -8,6 +8,13 @@ verdict for the same pairs (official.py), and prints both accuracies, the agreem
 disagreement grouped by cause. Then does the same for the 322 pairs of test-suite-sql-eval's
 example files (our verdict computed in-process, with the same adapter, replay engine and
 match rule). Exits 0 with a message when the shared data is absent.
+
+With ``--test-suite K`` the plugin runs with ``--nl2sql-test-suite K`` (K neighbour databases
+per Spider database, cached in ``OUT/.nl2sql-cache/neighbours``); today's lines still use the
+verdict on the real database, and a section follows: ``test-suite accuracy``, ``false
+positives`` (items that pass on the real database and fail on a neighbour, each listed, and
+written with both results to ``OUT/false_positives.jsonl``) and ``mutants killed`` -- the share
+of the gold queries' mutants (mutation.py) told apart with the neighbours, and without them.
 """
 
 from __future__ import annotations
@@ -32,10 +39,11 @@ from benchmarks.spider.agreement import (  # noqa: E402
     summarize,
 )
 from benchmarks.spider.convert import ROOT, convert, db_path, default_spider_dir, write_predictions  # noqa: E402
+from benchmarks.spider.mutation import distilled_kills, kill_reports  # noqa: E402
 from benchmarks.spider.official import official_exec_match  # noqa: E402
 
 
-def pytest_command(out: Path, workers: int) -> list[str]:
+def pytest_command(out: Path, workers: int, test_suite: int = 0) -> list[str]:
     return [
         sys.executable, "-m", "pytest",
         "--nl2sql-suite", str(out / "spider_dev.yaml"),
@@ -43,7 +51,45 @@ def pytest_command(out: Path, workers: int) -> list[str]:
         "--nl2sql-predictions", str(out / "c3sql.jsonl"),
         "-n", str(workers), "--nl2sql-out", str(out / "report.json"),
         "-p", "no:cacheprovider", "-q", "--no-header", "-rN",
+        *(["--nl2sql-test-suite", str(test_suite)] if test_suite else []),
     ]
+
+
+def print_test_suite(k: int, out: Path, pairs: list[Pair], records: dict, items: list, spider: Path, workers: int) -> None:
+    """--test-suite K: test-suite accuracy, the false positives, and the mutants' kill rates."""
+    n = len(pairs) or 1
+    fps = [p for p in pairs if ((records[p.key].get("test_suite") or {}).get("disagreed"))]
+    passed = sum(p.ours for p in pairs) - len(fps)
+    unchecked = sum(1 for p in pairs if p.ours and not (records[p.key].get("test_suite") or {}).get("checked"))
+    print(f"\n== test suite: {k} neighbour databases per database (--nl2sql-test-suite {k}) ==")
+    print(f"  test-suite accuracy {passed / n:.1%} ({passed}/{len(pairs)}; on the real database alone "
+          f"{sum(p.ours for p in pairs) / n:.1%}); passes not checked on neighbours: {unchecked}")
+    print(f"  false positives {len(fps)} (pass on the real database, fail on a neighbour)")
+    with (out / "false_positives.jsonl").open("w", encoding="utf-8") as fh:
+        for p in fps:
+            d = records[p.key]["test_suite"]["disagreed"]
+            fh.write(json.dumps({"id": p.key, "db_id": p.db_id, "gold": p.gold, "pred": p.pred, **d}, default=str) + "\n")
+            print(f"     {p.key} ({p.db_id}) neighbour {d['neighbour'] + 1}: {d['reason'][:100]}")
+            print(f"       gold: {p.gold[:150]}")
+            print(f"       pred: {p.pred[:150]}")
+    t = time.perf_counter()
+    run = [it for it in items if it.case_id in records]
+    reports = [r for r in kill_reports(run, spider, k, out / ".nl2sql-cache" / "neighbours", workers) if r is not None]
+    total = sum(r.counted for r in reports) or 1
+    real = sum(len(r.killed_real) for r in reports)
+    near = sum(len(r.killed_any) for r in reports)
+    broken = sum(len(r.broken) for r in reports)
+    print(f"  mutants killed {near / total:.1%} ({near}/{total}) with the neighbours; "
+          f"{real / total:.1%} ({real}/{total}) on the real database alone "
+          f"[{len(reports)} gold queries, {broken} mutants that do not run left out, {time.perf_counter() - t:.1f}s]")
+    t = time.perf_counter()
+    counted, _, best = distilled_kills(run, spider, k, out / ".nl2sql-cache" / "neighbours", workers=workers)
+    print(f"  mutants killed {best / (counted or 1):.1%} ({best}/{counted}) with {k} distilled neighbours "
+          f"(per database, the {k} of {k * 4} candidates that kill the most: neighbours.keep_best) "
+          f"[{time.perf_counter() - t:.1f}s]")
+    weak = sum(1 for r in reports if r.rate_real is not None and r.rate_real < 0.5)
+    weak_near = sum(1 for r in reports if r.rate_any is not None and r.rate_any < 0.5)
+    print(f"  weak gold (kill rate < 50%): {weak} on the real database, {weak_near} with the neighbours")
 
 
 def print_table(title: str, pairs: list[Pair]) -> None:
@@ -78,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--test-suite", type=int, default=0, metavar="K", help="K neighbour databases per database")
     args = ap.parse_args(argv)
     spider = default_spider_dir()
     if not (spider / "dev.json").is_file():
@@ -91,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
           f"drafts {len(conv.drafts)}; renamed duplicate columns in {', '.join(conv.renamed) or 'none'}")
     predicted = (spider / "predictions" / "C3SQL" / "predicted_sql.txt").read_text(encoding="utf-8").splitlines()
     write_predictions(conv.items, predicted, out / "c3sql.jsonl")
-    cmd = pytest_command(out, args.workers)
+    cmd = pytest_command(out, args.workers, args.test_suite)
     print("running:", " ".join(cmd))
     t1 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -105,11 +152,15 @@ def main(argv: list[str] | None = None) -> int:
         if rec is None:
             continue  # a draft: not run
         rm = rec["scores"].get("result_match", {})
+        # the verdict on the real database: a pass, or a fail on a neighbour (--test-suite) only
+        real_pass = bool(rm.get("passed")) or bool((rec.get("test_suite") or {}).get("disagreed"))
         verdict = official_exec_match(db_path(spider, it.db_id), it.gold, predicted[it.index])
-        pairs.append(Pair(it.case_id, it.db_id, it.gold, predicted[it.index], bool(rm.get("passed")), verdict.matched,
+        pairs.append(Pair(it.case_id, it.db_id, it.gold, predicted[it.index], real_pass, verdict.matched,
                           our_error=None if rec["status"] == "ok" else (rec.get("error") or rec["status"]),
                           official=verdict, spider_dir=spider))
     print_table("Spider dev, C3SQL (through the plugin, -n 2)", pairs)
+    if args.test_suite:
+        print_test_suite(args.test_suite, out, pairs, records, list(conv.items), spider, args.workers)
     suite_dir = spider / "test-suite-sql-eval"
     if (suite_dir / "gold.txt").is_file():
         tpairs = read_multiturn(suite_dir / "gold.txt", suite_dir / "predict.txt")

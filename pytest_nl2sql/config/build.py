@@ -434,7 +434,11 @@ class _ConfigBuilder:
         values = {
             "base_url": r.string(section, "base_url", "llm", d.base_url),
             "model": r.string(section, "model", "llm", d.model),
-            "api_key_env": r.string(section, "api_key_env", "llm", d.api_key_env),
+            # left out: OPENAI_API_KEY; `api_key_env: null` (or ""): a server that needs no key
+            "api_key_env": (
+                "" if "api_key_env" in section and section["api_key_env"] in (None, "")
+                else r.string(section, "api_key_env", "llm", d.api_key_env)
+            ),
             "price_input_per_1k": r.number(
                 section, "price_input_per_1k", "llm", d.price_input_per_1k, integer=False, minimum=0
             ),
@@ -455,7 +459,7 @@ class _ConfigBuilder:
             ),
         }
         env_name = values["api_key_env"]
-        if env_name is not None and not ENV_NAME_RE.match(env_name):
+        if env_name and not ENV_NAME_RE.match(env_name):
             r.problem(
                 r.value_line(section, "api_key_env"),
                 "llm.api_key_env is not an environment variable name (its value is not shown) "
@@ -464,6 +468,7 @@ class _ConfigBuilder:
             return d
         if any(value is None for value in values.values()):
             return d
+        values["api_key_env"] = values["api_key_env"] or None
         return LLMConfig(**values)
 
     def feedback(self, doc: CommentedMap) -> Path | None:

@@ -12,6 +12,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from pytest_nl2sql.config.policy import RolePolicy
+from pytest_nl2sql.errors import UnknownRole
 
 __all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "find_config", "redact_url"]
 
@@ -92,7 +93,7 @@ class LLMConfig:
 
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str | None = "OPENAI_API_KEY"  # None: the server needs no key
     price_input_per_1k: float = 0.00015
     price_output_per_1k: float = 0.0006
     timeout_s: float = 30.0
@@ -100,6 +101,8 @@ class LLMConfig:
 
     def api_key(self, environ: Mapping[str, str] | None = None) -> str | None:
         """The API key from the environment variable ``api_key_env``, or None when unset."""
+        if not self.api_key_env:
+            return None
         env = os.environ if environ is None else environ
         return env.get(self.api_key_env) or None
 
@@ -119,12 +122,15 @@ class Config:
     evals_suites: tuple[Path, ...] = ()
 
     def role(self, name: str) -> RolePolicy:
-        """The policy of role ``name``; a KeyError names the known roles."""
-        try:
-            return self.roles[name]
-        except KeyError:
+        """The policy of role ``name`` (names are case-insensitive); ``UnknownRole`` (a
+        ``KeyError``) names the known roles."""
+        policy = self.roles.get(name)
+        if policy is None:
+            policy = next((p for n, p in self.roles.items() if n.lower() == str(name).lower()), None)
+        if policy is None:
             known = ", ".join(sorted(self.roles)) or "none"
-            raise KeyError(f"unknown role {name!r} (known roles: {known})") from None
+            raise UnknownRole(f"unknown role {name!r} (known roles: {known})")
+        return policy
 
 
 

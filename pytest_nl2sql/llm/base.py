@@ -65,6 +65,8 @@ class LLMResult:
     latency_s: float = attrs.field(validator=_amount)
     model: str = attrs.field(validator=_str)
     raw: str = attrs.field(validator=_str, repr=False)
+    #: True when the answer came from the response cache (nothing was billed: 0 tokens, $0).
+    cached: bool = attrs.field(default=False, kw_only=True)
 
 
 @runtime_checkable
@@ -84,6 +86,12 @@ class LLMError(Exception):
     fail after the server already billed tokens (for example when the model answered with
     invalid JSON): ``input_tokens``, ``output_tokens`` and ``cost_usd`` then hold what the
     server reported, so a cost cap still counts it.
+
+    ``kind`` says what failed, for a caller that stops asking after repeated failures:
+    ``"connection"`` (the server could not be reached), ``"auth"`` (HTTP 401/403),
+    ``"timeout"``, ``"rate_limit"``, ``"server"`` (5xx), ``"request"`` (another 4xx),
+    ``"response"`` (an answer that is not a plan), ``"stopped"`` (the caller stopped asking),
+    or None.  ``cached`` is True when the failing answer came from the response cache.
     """
 
     def __init__(
@@ -95,8 +103,12 @@ class LLMError(Exception):
         input_tokens: int = 0,
         output_tokens: int = 0,
         cost_usd: float = 0.0,
+        kind: str | None = None,
+        cached: bool = False,
     ) -> None:
         super().__init__(message)
+        self.kind = kind
+        self.cached = cached
         self.message = message
         self.retryable = retryable
         self.status = status

@@ -19,6 +19,13 @@ call takes at most ``(max_retries + 1) * timeout_s`` plus the waits between atte
 response body is capped at ``max_response_bytes`` (``MAX_RESPONSE_BYTES``, 8 MiB; a plan is a
 few KiB), counted after decompression. Every failure, these included, is an ``LLMError``: no
 other exception leaves the client.
+
+Cache: with a ``ResponseCache`` (``cache=``, or set ``llm.cache`` later), an answer is looked up
+before the server is asked and stored after it answered, keyed on ``request_parts(request,
+attempt)``: the base URL, the model, the messages, the response format, ``params`` (extra
+request parameters such as ``temperature``, sent as they are) and the attempt. A cached answer
+is parsed as a fresh one and reports ``cached=True``, 0 tokens and $0. Only answers the server
+gave are stored (never a failure to reach it).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import email.utils
 import json
 import os
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -55,6 +63,19 @@ def _import_openai() -> Any:
             f"installed; install it with: {INSTALL_HINT}"
         ) from None
     return openai
+
+
+def _check_openai() -> None:
+    """Raise the install hint when the ``openai`` package is missing, without importing it."""
+    import importlib.util
+    import sys
+
+    try:
+        missing = sys.modules["openai"] is None if "openai" in sys.modules else importlib.util.find_spec("openai") is None
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
+        _import_openai()
 
 
 def _check_number(name: str, value: Any, *, positive: bool = False) -> float:
@@ -88,6 +109,8 @@ class OpenAICompatibleLLM:
         max_wait_s: float = 30.0,
         api_key_env: str | None = None,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        params: Mapping[str, Any] | None = None,
+        cache: Any = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(
@@ -113,17 +136,43 @@ class OpenAICompatibleLLM:
         self._api_key = api_key or ""
         self._key_hint = f"the API key in ${api_key_env}" if api_key_env else "the API key"
         self.max_response_bytes = max_response_bytes
-        self._openai = _import_openai()
+        self.params: dict[str, Any] = dict(params or {})
+        self.cache = cache  # a pytest_nl2sql.llm.cache.ResponseCache, or None
+        _check_openai()  # the package is imported, and the client built, on the first request
+        self._openai_module: Any = None
+        self._client_obj: Any = None
+        self._build_lock = threading.Lock()
+
+    @property
+    def _openai(self) -> Any:
+        if self._openai_module is None:
+            self._openai_module = _import_openai()
+        return self._openai_module
+
+    @property
+    def _limits(self) -> Any:
         from pytest_nl2sql.llm import http_limits
 
-        self._limits = http_limits
+        return http_limits
+
+    @property
+    def _client(self) -> Any:
+        if self._client_obj is None:
+            with self._build_lock:
+                if self._client_obj is None:
+                    self._client_obj = self._build_client()
+        return self._client_obj
+
+    def _build_client(self) -> Any:
+        http_limits = self._limits
+        max_response_bytes = self.max_response_bytes
         http_client = self._openai.DefaultHttpxClient(
             timeout=self.timeout_s,
             headers={"Accept-Encoding": "identity"},  # a compressed body is decoded (capped) if sent anyway
             event_hooks={"response": [http_limits.response_hook(max_response_bytes)]},
         )
         http_limits.install(http_client)  # the whole-request deadline, on every socket operation
-        self._client = self._openai.OpenAI(
+        return self._openai.OpenAI(
             api_key=self._api_key or _NO_KEY,
             base_url=self.base_url,
             timeout=self.timeout_s,
@@ -177,7 +226,8 @@ class OpenAICompatibleLLM:
 
     def close(self) -> None:
         """Close the HTTP connections; the client cannot be used afterwards."""
-        self._client.close()
+        if self._client_obj is not None:
+            self._client_obj.close()
 
     def __enter__(self) -> OpenAICompatibleLLM:
         return self
@@ -193,47 +243,99 @@ class OpenAICompatibleLLM:
 
     # -- one plan --------------------------------------------------------------------
 
-    def generate_plan(self, request: PlanRequest) -> LLMResult:
-        """Ask the model for a plan for ``request``, retrying transient failures."""
-        messages = build_messages(request)
-        response_format = {
-            "type": "json_schema",
-            "json_schema": {"name": "plan", "schema": request.json_schema, "strict": False},
+    supports_attempt = True  # generate_plan takes attempt= (the cache keys on it)
+
+    def request_parts(self, request: PlanRequest, attempt: int = 0) -> dict[str, Any]:
+        """Everything that decides the answer to ``request``: what the cache keys on."""
+        return {
+            "base_url": self.base_url,
+            "model": self.model,
+            "messages": build_messages(request),
+            "response_format": self._response_format(request),
+            "params": self.params,
+            "attempt": int(attempt),
         }
+
+    @staticmethod
+    def _response_format(request: PlanRequest) -> dict[str, Any]:
+        return {"type": "json_schema", "json_schema": {"name": "plan", "schema": request.json_schema, "strict": False}}
+
+    def generate_plan(self, request: PlanRequest, *, attempt: int = 0) -> LLMResult:
+        """Ask the model for a plan for ``request``, retrying transient failures.
+
+        ``attempt`` is the repeat index: with a cache, each attempt is its own entry."""
         started = time.monotonic()
-        attempt = 0
+        key = None
+        if self.cache is not None:
+            from pytest_nl2sql.llm.cache import cache_key
+
+            key = cache_key(self.request_parts(request, attempt))
+            entry = self.cache.get(key)
+            if entry is not None:
+                return self._parse(
+                    entry["content"], entry["refusal"], entry["finish_reason"], entry["model"],
+                    0, 0, time.monotonic() - started, cached=True,
+                )
+        messages = build_messages(request)
+        response_format = self._response_format(request)
+        tries = 0
         while True:
             try:
                 with self._limits.deadline(self.timeout_s):
                     completion = self._client.chat.completions.create(
-                        model=self.model, messages=messages, response_format=response_format
+                        model=self.model, messages=messages, response_format=response_format, **self.params
                     )
             except Exception as exc:  # every failure becomes an LLMError
                 error, retry_after = self._classify(exc)
                 if not error.retryable:
                     raise error from None
-                if attempt >= self.max_retries:
-                    raise self._exhausted(error, attempt + 1) from None
-                time.sleep(self._wait_s(attempt, retry_after))
-                attempt += 1
+                if tries >= self.max_retries:
+                    raise self._exhausted(error, tries + 1) from None
+                time.sleep(self._wait_s(tries, retry_after))
+                tries += 1
                 continue
             try:
-                return self._result(completion, time.monotonic() - started)
+                return self._result(completion, time.monotonic() - started, key)
             except LLMError:
                 raise
             except Exception as exc:  # an answer the parser did not expect: still an LLMError
                 raise LLMError(
                     f"LLM server at {self.base_url} answered with a completion that cannot be read "
-                    f"({type(exc).__name__}: {self._redact(str(exc))[:_SNIPPET]})"
+                    f"({type(exc).__name__}: {self._redact(str(exc))[:_SNIPPET]})",
+                    kind="response",
                 ) from None
 
-    def _result(self, completion: Any, latency_s: float) -> LLMResult:
+    def _result(self, completion: Any, latency_s: float, key: str | None = None) -> LLMResult:
         """Turn a completion into an LLMResult, or raise an LLMError that keeps its cost."""
         usage = getattr(completion, "usage", None)
         input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        cost = self.cost_usd(input_tokens, output_tokens)
         model = getattr(completion, "model", None) or self.model
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            raise LLMError(
+                f"model {model!r} at {self.base_url} returned no choices",
+                input_tokens=input_tokens, output_tokens=output_tokens,
+                cost_usd=self.cost_usd(input_tokens, output_tokens), kind="response",
+            )
+        message = choices[0].message
+        finish_reason = getattr(choices[0], "finish_reason", None)
+        refusal = getattr(message, "refusal", None)
+        raw = message.content or ""
+        if key is not None and self.cache is not None and isinstance(raw, str):
+            self.cache.put(
+                key, content=raw, model=str(model), usage=(max(0, input_tokens), max(0, output_tokens)),
+                refusal=refusal if isinstance(refusal, str) else None,
+                finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+            )
+        return self._parse(raw, refusal, finish_reason, model, input_tokens, output_tokens, latency_s)
+
+    def _parse(
+        self, raw: str, refusal: Any, finish_reason: Any, model: str,
+        input_tokens: int, output_tokens: int, latency_s: float, *, cached: bool = False,
+    ) -> LLMResult:
+        """The plan in an answer (fresh or cached), or an LLMError that keeps its cost."""
+        cost = self.cost_usd(input_tokens, output_tokens)
 
         def fail(message: str) -> LLMError:
             return LLMError(
@@ -241,17 +343,12 @@ class OpenAICompatibleLLM:
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 cost_usd=cost,
+                kind="response",
+                cached=cached,
             )
 
-        choices = getattr(completion, "choices", None) or []
-        if not choices:
-            raise fail("returned no choices")
-        message = choices[0].message
-        finish_reason = getattr(choices[0], "finish_reason", None)
-        refusal = getattr(message, "refusal", None)
         if refusal:
             raise fail(f"refused to answer: {self._redact(refusal)[:_SNIPPET]!r}")
-        raw = message.content or ""
         if not raw.strip():
             raise fail("returned an empty answer instead of a plan object")
         try:
@@ -277,6 +374,7 @@ class OpenAICompatibleLLM:
             latency_s=latency_s,
             model=model,
             raw=raw,
+            cached=cached,
         )
 
     # -- failures --------------------------------------------------------------------
@@ -289,27 +387,31 @@ class OpenAICompatibleLLM:
         if isinstance(cause, self._limits.ResponseTooLarge):
             return LLMError(
                 f"{where} answered with a body over the {_size(self.max_response_bytes)} limit "
-                "(a plan is a few KiB); is base_url an OpenAI-compatible API?"
+                "(a plan is a few KiB); is base_url an OpenAI-compatible API?",
+                kind="response",
             ), None
         if isinstance(cause, self._limits.UnsupportedEncoding):
-            return LLMError(f"{where} failed: {cause}"), None
+            return LLMError(f"{where} failed: {cause}", kind="response"), None
         if isinstance(exc, openai.APITimeoutError):
             return LLMError(
                 f"{where} did not answer within timeout_s={self.timeout_s:g} s "
                 "(the whole request, its body included)",
                 retryable=True,
+                kind="timeout",
             ), None
         if isinstance(exc, openai.APIConnectionError):
             return LLMError(
                 f"could not connect to the {where}; is it running and is base_url right?",
                 retryable=True,
+                kind="connection",
             ), None
         if isinstance(exc, openai.APIStatusError):
             return self._status_error(exc), _retry_after_s(exc.response.headers)
         if isinstance(exc, openai.APIResponseValidationError | ValueError):
             return LLMError(
                 f"{where} answered with something that is not a chat completion; base_url "
-                "must point at an OpenAI-compatible API (it usually ends in /v1)"
+                "must point at an OpenAI-compatible API (it usually ends in /v1)",
+                kind="response",
             ), None
         if isinstance(exc, openai.OpenAIError):
             return LLMError(f"{where} failed: {self._redact(str(exc))[:_SNIPPET]}"), None
@@ -341,7 +443,17 @@ class OpenAICompatibleLLM:
             )
         else:
             text = f"{where} answered {said}"
-        return LLMError(text, retryable=retryable, status=status)
+        if status in (401, 403):
+            kind = "auth"
+        elif status == 429:
+            kind = "rate_limit"
+        elif status >= 500:
+            kind = "server"
+        elif status == 408:
+            kind = "timeout"
+        else:
+            kind = "request"
+        return LLMError(text, retryable=retryable, status=status, kind=kind)
 
     def _exhausted(self, error: LLMError, attempts: int) -> LLMError:
         """The error raised once retries run out: the last failure and how often it happened."""
@@ -350,6 +462,7 @@ class OpenAICompatibleLLM:
             f"{self.max_retries})",
             retryable=True,
             status=error.status,
+            kind=error.kind,
         )
 
     def _server_message(self, exc: Any) -> str:

@@ -46,8 +46,8 @@ def select_roles(case: EvalCase, run: ItemRunner) -> list[str]:
     for role, outcome in case.outcome.items():
         if outcome is Outcome.CLARIFY and not run.settings.clarify:
             continue
-        if run.settings.roles is not None and role not in run.settings.roles:
-            continue
+        if run.settings.roles is not None and role.lower() not in {r.lower() for r in run.settings.roles}:
+            continue  # role names are case-insensitive, as in nl2sql.yaml
         roles.append(role)
     return roles
 

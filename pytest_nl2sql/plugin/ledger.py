@@ -5,11 +5,18 @@ cost money first asks ``may_spend()`` and afterwards ``add(cost)``, both under a
 the budget is spent, remaining items skip. A call already in flight when the budget runs out
 still counts, so the overspend is at most one call per worker.
 
+With concurrency (``--nl2sql-concurrency N``) a call *reserves* before it starts:
+``reserve()`` refuses once the money spent plus the money reserved by calls still in flight
+reaches the cap, and otherwise books the average cost of a settled call so far;
+``settle(reservation, cost)`` swaps the reservation for the real cost. So the calls in flight
+can overspend by at most one call per slot (workers x concurrency). The file holds a third
+integer, the micro-dollars reserved.
+
 Money is counted in whole micro-dollars (``int``), never in floats: ten calls of $0.01 reach a
 $0.10 cap exactly (as floats they add up to 0.09999999999999999 and let an eleventh through).
 A cost is converted from its shortest decimal form, rounded *up* to the next micro-dollar (a
 sub-micro-dollar cost still counts); the cap is rounded *down*. The file holds two integers,
-``<spent micro-dollars>`` and ``<calls>``, one a line.
+``<spent micro-dollars>`` and ``<calls>``, one a line (and ``<reserved micro-dollars>``).
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import threading
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
@@ -59,6 +67,7 @@ class CostLedger:
         if cap is not None and isinstance(cap, float) and math.isinf(cap) and cap > 0:
             self.cap_micro = None  # an infinite budget is no budget
         self._lock = FileLock(str(self.path) + ".lock", timeout=60)
+        self._threads = threading.Lock()  # the threads of one process take turns, too
 
     @classmethod
     def create(cls, cap: float | None) -> CostLedger:
@@ -68,21 +77,34 @@ class CostLedger:
         return cls(path, cap)
 
     def __enter__(self) -> CostLedger:
+        self._threads.acquire()
         try:
             self._lock.acquire()
         except Timeout:
+            self._threads.release()
             raise Nl2sqlError(f"{self.path}: the cost ledger stayed locked for 60 s (a worker hung?)") from None
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._lock.release()
+        self._threads.release()
 
     def _read(self) -> tuple[int, int]:
+        return self._read3()[:2]
+
+    def _read3(self) -> tuple[int, int, int]:
         try:
-            spent, calls = self.path.read_text().split()[:2]
-            return max(0, min(int(spent), MAX_MICRO)), max(0, int(calls))
+            fields = self.path.read_text().split()
+            spent, calls = fields[:2]
+            reserved = int(fields[2]) if len(fields) > 2 else 0
+            return max(0, min(int(spent), MAX_MICRO)), max(0, int(calls)), max(0, min(reserved, MAX_MICRO))
         except (OSError, ValueError):
-            return 0, 0
+            return 0, 0, 0
+
+    def _write(self, spent: int, calls: int, reserved: int) -> None:
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(f"{spent}\n{calls}\n" + (f"{reserved}\n" if reserved else ""))
+        os.replace(tmp, self.path)
 
     def spent_micro(self) -> int:
         with self:
@@ -105,13 +127,31 @@ class CostLedger:
 
     def add(self, cost: float | int | Decimal | None) -> float:
         """Record one call's cost (dollars); return the run's total so far, in dollars."""
+        return self.settle(0, cost)
+
+    def reserve(self) -> int | None:
+        """Book a call before it starts: None once spent + reserved reaches the cap (the call
+        must not start), else the micro-dollars reserved (the average settled call so far; 0
+        without a cap). Hand the result to ``settle`` when the call is done."""
+        if self.cap_micro is None:
+            return 0
+        with self:
+            spent, calls, reserved = self._read3()
+            if spent + reserved >= self.cap_micro:
+                return None
+            estimate = spent // calls if calls else 0
+            if estimate:
+                self._write(spent, calls, min(reserved + estimate, MAX_MICRO))
+            return estimate
+
+    def settle(self, reservation: int, cost: float | int | Decimal | None) -> float:
+        """Swap a reservation (micro-dollars, from ``reserve``) for the call's real cost
+        (dollars); return the run's total so far, in dollars."""
         micro = to_micro(cost)
         with self:
-            spent, calls = self._read()
+            spent, calls, reserved = self._read3()
             spent = min(spent + micro, MAX_MICRO)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(f"{spent}\n{calls + 1}\n")
-            os.replace(tmp, self.path)
+            self._write(spent, calls + 1, max(0, reserved - max(0, reservation)))
             return spent / MICRO
 
     def remove(self) -> None:

@@ -11,6 +11,8 @@ import pytest
 __all__ = ["MODES", "Settings", "add_options", "read_settings"]
 
 MODES = ("retrieval", "plans", "full")
+#: Engine calls in flight per process in mode full unless --nl2sql-concurrency says otherwise.
+FULL_CONCURRENCY = 8
 
 # name, argparse kwargs, ini type (None: no ini twin), help
 _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
@@ -34,6 +36,17 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("seed", {"metavar": "DATASOURCE"}, None, "draft cases from this datasource's schema (with --nl2sql-seed-out)"),
     ("seed-out", {"metavar": "PATH"}, None, "the drafts file --nl2sql-seed writes"),
     ("seed-count", {"type": int, "metavar": "N"}, None, "how many drafts --nl2sql-seed writes (default 50)"),
+    ("concurrency", {"metavar": "N"}, "string", f"engine calls in flight per process (default {FULL_CONCURRENCY} in mode full, else 1)"),
+    ("cache", {"action": "store_true", "default": None}, "bool", "mode full: keep each LLM answer in the response cache and reuse it"),
+    ("cache-dir", {"metavar": "DIR"}, "string", "the response cache's folder (default: .nl2sql-cache/llm beside nl2sql.yaml)"),
+    ("repeat", {"metavar": "K"}, "string", "ask every item K times: it passes only when all K pass (pass^k); reports pass@k and flaky items"),
+    ("estimate", {"action": "store_true", "default": None}, None, "print the expected calls, tokens and cost of the run, then stop (nothing is asked)"),
+    ("save-predictions", {"metavar": "FILE"}, "string", "write the SQL the engine produced as a predictions file (JSONL) for --nl2sql-predictions"),
+    ("html", {"metavar": "FILE"}, "string", "write a self-contained HTML report here (docs/report.md#html-report)"),
+    ("compare", {"metavar": "BASE.json"}, "string", "at the end, compare this run with an earlier JSON report: flipped items, per-tag deltas, a paired test"),
+    ("shard", {"metavar": "I/N"}, None, "run only shard I of N (1-based): a stable, balanced share of the cases by case id (docs/ci.md)"),
+    ("max-leak-rate", {"metavar": "X"}, "string", "fail the run when the 95% upper bound of the leak rate (answered, should be refused) is above X (0..1)"),
+    ("test-suite", {"metavar": "K"}, "string", "test-suite accuracy: an allowed item passes result_match only if its SQL gives the gold's rows on the real database and on K generated neighbour databases (SQLite; docs/scoring.md)"),
 ]
 
 
@@ -69,6 +82,17 @@ class Settings:
     seed_out: Path | None
     seed_count: int
     explicit: bool  # any nl2sql option given at all
+    concurrency: int = 1  # engine calls in flight per process (docs/plugin.md#concurrency)
+    cache: bool = False
+    cache_dir: Path | None = None
+    repeat: int = 1
+    estimate: bool = False
+    save_predictions: Path | None = None
+    html: Path | None = None
+    compare: Path | None = None
+    shard: tuple[int, int] | None = None  # (index, count), 1-based
+    max_leak_rate: float | None = None
+    test_suite: int = 0  # neighbour databases per datasource (--nl2sql-test-suite; 0: off)
 
 
 def _get(config: pytest.Config, name: str) -> Any:
@@ -145,6 +169,73 @@ def read_settings(config: pytest.Config) -> Settings:
         audit_warnings=bool(_get(config, "audit-warnings")),
         seed=_get(config, "seed"),
         seed_out=Path(_get(config, "seed-out")) if _get(config, "seed-out") else None,
-        seed_count=int(_get(config, "seed-count") or 50),
+        seed_count=_seed_count(config),
         explicit=explicit or bool(raw_suites) or root is None,
+        **_full_run(config, mode),
+        **_report_settings(config),
+        test_suite=_whole(config, "test-suite", 0) if _get(config, "test-suite") is not None else 0,
     )
+
+
+def _report_settings(config: pytest.Config) -> dict[str, Any]:
+    """The report options: --nl2sql-html, --nl2sql-compare, --nl2sql-shard, --nl2sql-max-leak-rate."""
+    html, compare, shard = _get(config, "html"), _get(config, "compare"), _get(config, "shard")
+    leak = _float(config, "max-leak-rate")
+    if leak is not None and not 0 <= leak <= 1:
+        raise pytest.UsageError("--nl2sql-max-leak-rate must be between 0 and 1")
+    if compare and not Path(compare).is_file():
+        raise pytest.UsageError(f"--nl2sql-compare: no such report: {compare}")
+    parsed = None
+    if shard:
+        index, _, count = str(shard).partition("/")
+        try:
+            parsed = (int(index), int(count))
+        except ValueError:
+            parsed = None
+        if parsed is None or not 1 <= parsed[0] <= parsed[1]:
+            raise pytest.UsageError(f"--nl2sql-shard: {shard!r} is not I/N with 1 <= I <= N (e.g. 2/3)")
+    return {
+        "html": Path(html) if html else None,
+        "compare": Path(compare) if compare else None,
+        "shard": parsed,
+        "max_leak_rate": leak,
+    }
+
+
+def _whole(config: pytest.Config, name: str, default: int) -> int:
+    value = _get(config, name)
+    if value is None:
+        return default
+    try:
+        number = int(str(value).strip())
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"--nl2sql-{name}: {value!r} is not a whole number") from None
+    if number < 1:
+        raise pytest.UsageError(f"--nl2sql-{name} must be at least 1 (got {number})")
+    return number
+
+
+def _full_run(config: pytest.Config, mode: str) -> dict[str, Any]:
+    """The settings of mode full at scale: concurrency, cache, repeats, estimate, predictions out."""
+    cache_dir, save = _get(config, "cache-dir"), _get(config, "save-predictions")
+    return {
+        "concurrency": _whole(config, "concurrency", FULL_CONCURRENCY if mode == "full" else 1),
+        "cache": bool(_get(config, "cache")),
+        "cache_dir": Path(cache_dir) if cache_dir else None,
+        "repeat": _whole(config, "repeat", 1),
+        "estimate": bool(_get(config, "estimate")),
+        "save_predictions": Path(save) if save else None,
+    }
+
+
+def _seed_count(config: pytest.Config) -> int:
+    value = _get(config, "seed-count")
+    if value is None:
+        return 50
+    try:
+        count = int(value)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(f"--nl2sql-seed-count: {value!r} is not a whole number") from None
+    if count < 1:
+        raise pytest.UsageError(f"--nl2sql-seed-count must be at least 1 (got {count}): no drafts would replace the file's drafts")
+    return count

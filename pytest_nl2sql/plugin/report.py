@@ -8,7 +8,6 @@ docs/report.md (``"schema": "pytest-nl2sql/report", "version": 1``).
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from collections import defaultdict
@@ -17,27 +16,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_nl2sql import __version__
+from pytest_nl2sql.plugin import accounting, breakdowns, failfast, repeats
+from pytest_nl2sql.plugin.intervals import wilson
 
 if TYPE_CHECKING:
     from pytest_nl2sql.engine.protocol import Answer, RouteResult
     from pytest_nl2sql.plugin.collect import CaseItem
     from pytest_nl2sql.scoring.scorers import Score
 
-__all__ = ["RunReport", "failure_text", "make_record", "wilson"]
+__all__ = ["RunReport", "failure_reason", "failure_text", "make_record", "record_reason", "short_repr", "wilson"]
 
 REPORT_SCHEMA = "pytest-nl2sql/report"
 REPORT_VERSION = 1
-
-
-def wilson(passed: int, total: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score 95% interval for a pass rate."""
-    if total == 0:
-        return (0.0, 0.0)
-    p = passed / total
-    denom = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denom
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def make_record(
@@ -75,18 +65,71 @@ def make_record(
         "latency_s": round(latency, 6),
         "error": (answer.error if answer is not None else None),
         "skipped": skipped,
+        "question": case.question,
+        "row_diff": _row_diff(scores),
+        **_test_suite_record(scores),
     }
+
+
+def _test_suite_record(scores: Sequence[Score]) -> dict[str, Any]:
+    """--nl2sql-test-suite: whether the neighbours were checked, and which one disagreed."""
+    for s in scores:
+        if s.name == "result_match" and "test_suite" in s.data:
+            return {"test_suite": s.data["test_suite"]}
+    return {}
+
+
+def test_suite_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The summary figures of --nl2sql-test-suite (none when it was off)."""
+    marked = [r for r in records if r.get("test_suite")]
+    if not marked:
+        return {}
+    checked = [r for r in marked if r["test_suite"].get("checked")]
+    caught = [r for r in checked if r["test_suite"].get("disagreed")]
+    return {
+        "test_suite": {
+            "checked": len(checked),
+            "passed": len(checked) - len(caught),
+            "failed_on_a_neighbour": sorted(r["nodeid"] for r in caught),
+            "not_checked": len(marked) - len(checked),
+            "not_checked_why": sorted({r["test_suite"].get("why", "") for r in marked if not r["test_suite"].get("checked")}),
+        }
+    }
+
+
+def _plain(v: Any) -> Any:
+    return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
+
+
+def _row_diff(scores: Sequence[Score]) -> dict[str, list[list[Any]]] | None:
+    """The first 10 missing and unexpected rows of a failed result_match (plain values)."""
+    for s in scores:
+        if s.name == "result_match" and s.passed is False and (s.data.get("missing") or s.data.get("unexpected")):
+            return {k: [[_plain(v) for v in row] for row in (s.data.get(k) or [])[:10]] for k in ("missing", "unexpected")}
+    return None
 
 
 def _fmt_rows(rows: Iterable[Sequence[Any]]) -> list[str]:
     return ["    " + ", ".join(repr(v) for v in r) for r in rows]
 
 
+def failure_reason(scores: Sequence[Score], answer: Answer | None = None, limit: int = 200) -> str:
+    """The one-line reason of a failing item: each failed gating score and its detail."""
+    parts = [f"{s.name}: {s.detail}" if s.detail else s.name for s in scores if s.gating and s.passed is False]
+    if not parts and answer is not None and answer.error:
+        parts = [f"engine: {answer.error}"]
+    text = "; ".join(parts) or "failed"
+    text = " ".join(text.split())  # one line, whatever the details held
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def failure_text(item: CaseItem, mode: str, answer: Answer | None, route: RouteResult | None, scores: Sequence[Score]) -> str:
-    """What a failing item shows: question, role, outcomes, SQL, and a row diff."""
+    """What a failing item shows: the one-line reason first (pytest's ``-r`` line shows it),
+    then question, role, outcomes, SQL, and a row diff."""
     case = item.case
     loc = f"{case.location}" if case.location else str(item.path)
     lines = [
+        failure_reason(scores, answer),
         f"{loc}: case '{case.id}' as {item.role} ({mode} mode)",
         f"  question: {case.question}",
         f"  expected: {item.expected.value}",
@@ -118,6 +161,29 @@ def failure_text(item: CaseItem, mode: str, answer: Answer | None, route: RouteR
     if answer is not None and answer.error:
         lines.append(f"  engine error: {answer.error}")
     return "\n".join(lines)
+
+
+def short_repr(item: CaseItem, text: str, reason: str | None = None) -> Any:
+    """A failure report whose crash message is the one-line reason (by default the text's first
+    line), so pytest's ``-r`` summary and junitxml's ``message`` carry it, on CI and under xdist."""
+    from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
+
+    case = item.case
+    path = str(case.location.path) if case.location else str(item.path)
+    line = case.location.line if case.location else 0
+    reason = reason or text.split("\n", 1)[0]
+    return ReprExceptionInfo(ReprTracebackNative([ln + "\n" for ln in text.splitlines()]), ReprFileLocation(path, line, reason))
+
+
+def record_reason(record: dict[str, Any], limit: int = 200) -> str:
+    """The one-line reason of a failed record: its failed gating scores and their details."""
+    parts = [
+        f"{name}: {s['detail']}" if s.get("detail") else name
+        for name, s in (record.get("scores") or {}).items()
+        if s.get("gating") and s.get("passed") is False
+    ]
+    text = " ".join(("; ".join(parts) or record.get("error") or "failed").split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _passed(record: dict[str, Any]) -> bool:
@@ -169,8 +235,14 @@ class RunReport:
         out["by_difficulty"] = self._group("difficulty", answer)
         out["by_role"] = self._group("role", answer)
         out["by_datasource"] = self._group("datasources", answer)
-        out["by_outcome"] = self._group("expected", answer)
+        # per outcome: only items whose outcome was checked (not in mode retrieval)
+        out["by_outcome"] = self._group("expected", [r for r in answer if "outcome" in r["scores"]])
         out["cost_usd"] = round(sum(r.get("cost_usd") or 0.0 for r in self.records), 6)
+        out.update(breakdowns.summary_figures(self.records))  # checked, routing per group, confusion, leak, taxonomy
+        out.update(accounting.summary_figures(self.records, out["passed"], self.meta.get("mode")))  # tokens, latency, cache
+        out.update(repeats.summary_figures(self.records, int(self.meta.get("repeat") or 1)))  # pass@k, pass^k, flaky
+        out.update(failfast.summary_figures(self.records))  # not_asked
+        out.update(test_suite_summary(self.records))  # --nl2sql-test-suite
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -209,8 +281,20 @@ class RunReport:
             out.append(self._line("execution accuracy", s["execution_accuracy"]))
         if s["routing_accuracy"]["total"]:
             out.append(self._line("routing accuracy", s["routing_accuracy"]))
+        if s.get("test_suite"):
+            ts = s["test_suite"]
+            caught = len(ts["failed_on_a_neighbour"])
+            line = (
+                f"  {'test-suite accuracy':<28} the execution accuracy above, with {caught} of {ts['checked']} "
+                "passes on the real database failed on a neighbour database"
+            )
+            out.append(line)
+            if ts["not_checked"]:
+                out.append(f"  {'':<28} {ts['not_checked']} items scored on the real database only: {'; '.join(ts['not_checked_why'])}")
         if s["retrieval_recall_mean"] is not None:
             out.append(f"  {'mean retrieval recall':<28} {s['retrieval_recall_mean']:.3f}")
+        checks = s.get("checked") or []
+        beyond_routing = [c for c in checks if c not in ("routing", "retrieval_recall")]
         for title, key in (
             ("per tag", "by_tag"),
             ("per difficulty", "by_difficulty"),
@@ -218,9 +302,15 @@ class RunReport:
             ("per datasource", "by_datasource"),
             ("per outcome", "by_outcome"),
         ):
-            if s[key]:
-                out.append(f" {title}:")
+            # a breakdown of answer items says what was checked; when the mode checked routing
+            # only, the routing breakdowns below (every item) say it all
+            if s[key] and beyond_routing:
+                out.append(f" {title} (answer items; checked: {', '.join(checks)}):")
                 out.extend(self._line(k, v) for k, v in s[key].items())
+        out.extend(breakdowns.summary_lines(s))
+        out.extend(accounting.summary_lines(s))
+        out.extend(repeats.summary_lines(s, self.records))
+        out.extend(failfast.summary_lines(self.records))
         for label in ("fixed",):
             items = meta.get(label) or []
             if items:
@@ -238,9 +328,14 @@ class RunReport:
         row("**accuracy**", s["accuracy"])
         row("execution accuracy", s["execution_accuracy"])
         row("routing accuracy", s["routing_accuracy"])
+        leak = s.get("leak") or {}
+        if leak.get("should_refuse"):
+            rows.append(f"| leak rate (answered, should be refused) | {leak['rate']:.1%} | {leak['leaked']}/{leak['should_refuse']} | upper {leak['upper95']:.1%} |")
         for key in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"):
             for k, v in s[key].items():
                 row(f"{key[3:]}: {k}", v)
+        for name, st in breakdowns.markdown_rows(s):
+            row(name, st)
         head = f"### pytest-nl2sql ({self.meta.get('mode')} mode)\n\n{s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures, cost ${s['cost_usd']:.4f}\n\n"
         return head + "\n".join(rows) + "\n"
 
@@ -260,6 +355,10 @@ def run_meta(settings: Any, suites: Iterable[Path], started: float, workers: int
         "duration_s": round(time.time() - started, 3),
         "workers": workers,
         "max_cost_usd": settings.max_cost,
+        "concurrency": getattr(settings, "concurrency", 1),
+        "repeat": getattr(settings, "repeat", 1),
+        "cache": bool(getattr(settings, "cache", False)),
         "fixed": sorted(fixed),
         "crashed": sorted(crashed),
+        "shard": "{}/{}".format(*settings.shard) if getattr(settings, "shard", None) else None,
     }

@@ -9,20 +9,22 @@ failed. An engine that raises fails that item only.
 from __future__ import annotations
 
 import importlib
-import time
-import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_nl2sql.engine.protocol import Answer, RouteResult
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
+from pytest_nl2sql.plugin.asking import Asked
 from pytest_nl2sql.plugin.baseline import Baseline, BaselineError, baseline_key, beside
 from pytest_nl2sql.plugin.collect import CaseFailure
+from pytest_nl2sql.plugin.concurrency import Scheduler
+from pytest_nl2sql.plugin.failfast import FailFast
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import Settings
+from pytest_nl2sql.plugin.repeats import Judged, combine
 from pytest_nl2sql.plugin.report import failure_text, make_record
+from pytest_nl2sql.plugin.taxonomy import for_item as miss_taxonomy
 from pytest_nl2sql.scoring.scorers import Score, ScoreContext
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalSuite, Kind, Outcome, Status
@@ -48,10 +50,6 @@ def import_object(dotted: str) -> Any:
     return obj
 
 
-def _cost_of(exc: BaseException) -> float:
-    """What a failed call already cost (``LLMError.cost_usd``), when the error says."""
-    cost = getattr(exc, "cost_usd", 0.0)
-    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0 else 0.0
 
 
 class Nl2sqlRun:
@@ -68,6 +66,9 @@ class Nl2sqlRun:
         self.records: list[dict[str, Any]] = []
         self.fixed: list[str] = []
         self.worker_crashes: list[str] = []
+        self.failfast = FailFast()
+        self.scheduler = Scheduler(self)  # engine calls in flight (plugin/concurrency.py)
+        config.pluginmanager.register(self.scheduler, "nl2sql_scheduler")
 
     # -- project -------------------------------------------------------------------
     def config_path(self) -> Path | None:
@@ -151,6 +152,7 @@ class Nl2sqlRun:
                 self.shared_llm()  # a missing key or llm section is a usage error now, too
         worker = hasattr(self.config, "workerinput")
         roles_named: set[str] = set()
+        selectable: set[str] = set()  # what --nl2sql-cases can name: tags and datasources
         for path in suites if suites is not None else self.settings.suites:
             try:
                 suite = load_suite(path, write_cache=not worker)  # the controller fills the cache once
@@ -158,15 +160,37 @@ class Nl2sqlRun:
                 continue  # collection reports it, with every problem
             self.check_mode(path, suite)
             roles_named.update(role for case in suite.cases for role in case.outcome)
+            selectable.update(n for case in suite.cases for n in (*case.tags, *case.datasources))
             try:
                 self.baseline_for(Path(path))  # a broken baseline is a usage error, now
             except BaselineError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        unknown = sorted(self.settings.roles - roles_named) if self.settings.roles and roles_named else []
+        named_lower = {r.lower() for r in roles_named}
+        unknown = sorted(r for r in self.settings.roles if r.lower() not in named_lower) if self.settings.roles and roles_named else []
         if unknown:
             raise pytest.UsageError(
                 f"--nl2sql-roles: no case names the role {', '.join(map(repr, unknown))} "
                 f"(the suites' roles: {', '.join(sorted(roles_named))})"
+            )
+
+        self._check_cases_filter(selectable)
+
+    def _check_cases_filter(self, selectable: set[str]) -> None:
+        """--nl2sql-cases names only tags or datasources some case has (else: did you mean)."""
+        if not self.settings.cases or not selectable:
+            return
+        import difflib
+
+        known = {n.lower(): n for n in selectable}
+        unknown = [w for w in self.settings.cases if w.lower() not in known]
+        if unknown:
+            hints = []
+            for word in unknown:
+                close = difflib.get_close_matches(word.lower(), list(known), n=1)
+                hints.append(f"{word!r}" + (f" (did you mean {known[close[0]]!r}?)" if close else ""))
+            raise pytest.UsageError(
+                f"--nl2sql-cases: no case has the tag or datasource {', '.join(hints)}; "
+                f"the suites' tags and datasources: {', '.join(sorted(selectable, key=str.lower))}"
             )
 
     def register_suite(self, path: Path, suite: EvalSuite) -> None:
@@ -197,6 +221,19 @@ class Nl2sqlRun:
                     out.append(f"{where}: unknown role {role!r} in {project.path.name} ({hint(role, roles)})")
         return out
 
+    def neighbourhood(self) -> Any:
+        """--nl2sql-test-suite K: the neighbour databases of the project's SQLite datasources
+        (built on first use, cached in .nl2sql-cache/neighbours beside nl2sql.yaml), else None."""
+        if not self.settings.test_suite:
+            return None
+        if getattr(self, "_neighbourhood", None) is None:
+            from pytest_nl2sql.scoring.neighbours import from_project
+
+            path = self.config_path()
+            root = path.parent if path is not None else Path(str(self.config.rootpath))
+            self._neighbourhood = from_project(self.project, self.settings.test_suite, root / ".nl2sql-cache" / "neighbours")
+        return self._neighbourhood
+
     # -- engine and LLM -------------------------------------------------------------
     @property
     def engine(self) -> Any:
@@ -210,7 +247,7 @@ class Nl2sqlRun:
             self._engine = engine
         return self._engine
 
-    def llm_for(self, item: CaseItem) -> Any:
+    def llm_for(self, item: CaseItem, attempt: int = 0, usage: Any = None) -> Any:
         mode = self.settings.mode
         if mode == "plans":
             from pytest_nl2sql.llm import FakeLLM
@@ -222,7 +259,9 @@ class Nl2sqlRun:
             return FakeLLM({item.case.question: plan} if plan is not None else {})
         if not getattr(self._engine, "needs_llm", True):
             return None
-        return self.shared_llm()
+        from pytest_nl2sql.plugin.accounting import MeteredLLM, Usage
+
+        return MeteredLLM(self.shared_llm(), usage if usage is not None else Usage(), attempt=attempt, failfast=self.failfast)
 
     def shared_llm(self) -> Any:
         """The configured LLM of mode full, built once per process."""
@@ -233,44 +272,40 @@ class Nl2sqlRun:
             from pytest_nl2sql.llm import LLMError, OpenAICompatibleLLM
 
             try:
-                self._llm = OpenAICompatibleLLM.from_config(project.llm)
+                llm = OpenAICompatibleLLM.from_config(project.llm)
             except LLMError as exc:
                 raise pytest.UsageError(f"--nl2sql-mode full: {exc}") from None
+            if self.settings.cache:
+                from pytest_nl2sql.llm.cache import ResponseCache
+
+                llm.cache = ResponseCache(self.cache_dir())
+            self._llm = llm
         return self._llm
+
+    def cache_dir(self) -> Path:
+        """--nl2sql-cache-dir, else .nl2sql-cache/llm beside nl2sql.yaml (else the rootdir)."""
+        if self.settings.cache_dir is not None:
+            return self.settings.cache_dir
+        path = self.config_path()
+        return (path.parent if path is not None else Path(str(self.config.rootpath))) / ".nl2sql-cache" / "llm"
 
     # -- one item ------------------------------------------------------------------
     def run_item(self, item: CaseItem) -> None:
+        """Ask (each attempt, maybe prefetched on another thread), score, combine, verdict."""
+        asked = [self.scheduler.result(item, attempt) for attempt in range(self.settings.repeat)]
+        if asked[0].skipped:
+            item.record = make_record(item, self.settings.mode, None, None, [], skipped=asked[0].skipped)
+            pytest.skip(asked[0].skipped)
+        judged = [self.judge(item, a) for a in asked if not a.skipped]
+        record, failure = combine(judged, self.settings.repeat)
+        item.record = record
+        if failure is not None:
+            raise CaseFailure(failure)
+
+    def judge(self, item: CaseItem, asked: Asked) -> Judged:
+        """Score one attempt (on pytest's thread): its record and, if it failed, its report."""
         case, role, mode = item.case, item.role, self.settings.mode
-        answer: Answer | None = None
-        route: RouteResult | None = None
-        started = time.perf_counter()
-        # the budget holds in every mode and for every engine: whatever an answer cost counts
-        if self.ledger is not None and not self.ledger.may_spend():
-            item.record = make_record(item, mode, None, None, [], skipped="cost cap reached")
-            pytest.skip("cost cap reached")
-        try:
-            engine = self.engine
-            if mode == "retrieval" and self.settings.predictions is None:
-                route = engine.route(case.question, role)
-            else:
-                answer_case = getattr(engine, "answer_case", None)  # engines that key on the case (replay)
-                if answer_case is not None:
-                    answer = answer_case(case, role, self.llm_for(item))
-                else:
-                    answer = engine.answer(case.question, role, self.llm_for(item))
-        except pytest.UsageError:
-            raise
-        except Exception as exc:  # one failing case never stops the run
-            answer = Answer(
-                status="error",
-                error=f"{type(exc).__name__}: {exc}",
-                message="".join(traceback.format_exception_only(type(exc), exc)).strip(),
-                cost_usd=_cost_of(exc),  # a failed LLM call may still have been billed
-            )
-        finally:
-            if answer is not None and self.ledger is not None and answer.cost_usd:
-                self.ledger.add(answer.cost_usd)
-        latency = time.perf_counter() - started
+        answer, route = asked.answer, asked.route
         refusal = getattr(self._engine, "refusal_message", None)
         suite = self.suites.get(Path(item.path))
         ctx = ScoreContext(
@@ -283,25 +318,30 @@ class Nl2sqlRun:
             suite_match=dict(suite.match) if suite is not None and suite.match else None,
             recall_threshold=self.settings.recall_threshold,
             refusal_message=refusal,
+            test_suite=self.neighbourhood(),
         )
         scores: list[Score] = []
         for result in self.config.hook.pytest_nl2sql_score(context=ctx):
             if result is None:
                 continue
             scores.extend(result if isinstance(result, list) else [result])
-        record = make_record(item, mode, answer, route, scores, latency=latency)
-        item.record = record
-        for s in scores:
-            item.user_properties.append((f"nl2sql.{s.name}", "pass" if s.passed else ("fail" if s.passed is False else f"{s.value}")))
-        if answer is not None:
-            item.user_properties.append(("nl2sql.status", answer.status))
-            item.user_properties.append(("nl2sql.cost_usd", f"{answer.cost_usd:.6f}"))
+        record = make_record(item, mode, answer, route, scores, latency=asked.latency)
+        record["taxonomy"] = miss_taxonomy(case, answer, scores)  # what kind of result_match miss, if one
+        record["llm"] = asked.usage.to_dict()
+        if answer is not None and answer.datasources:
+            record["answer_datasources"] = list(answer.datasources)
+        if asked.attempt == 0:
+            for s in scores:
+                item.user_properties.append((f"nl2sql.{s.name}", "pass" if s.passed else ("fail" if s.passed is False else f"{s.value}")))
+            if answer is not None:
+                item.user_properties.append(("nl2sql.status", answer.status))
+                item.user_properties.append(("nl2sql.cost_usd", f"{answer.cost_usd:.6f}"))
         if answer is not None and answer.status == "error" and not any(s.passed is False for s in scores):
             scores.append(Score("engine", False, 0.0, answer.error or "engine error"))
             record["scores"]["engine"] = {"passed": False, "value": 0.0, "detail": answer.error or "engine error", "gating": True}
         failed = [s for s in scores if s.gating and s.passed is False]
-        if failed:
-            raise CaseFailure(failure_text(item, mode, answer, route, scores))
+        failure = failure_text(item, mode, answer, route, scores) if failed else None
+        return Judged(record, failure, asked.attempt)
 
     # -- baselines -----------------------------------------------------------------------
     def baseline_for(self, suite_path: Path) -> Baseline | None:
@@ -309,7 +349,12 @@ class Nl2sqlRun:
         if path not in self.baselines:
             if not path.is_file() and not self.settings.update_baseline:
                 return None
-            self.baselines[path] = Baseline.load(path)
+            baseline = Baseline.load(path)
+            if self.settings.update_baseline:
+                baseline = baseline.in_mode(self.settings.mode)  # a version 1 file is migrated
+            else:
+                baseline.require_current()
+            self.baselines[path] = baseline
         return self.baselines[path]
 
     def baseline_key(self, item: CaseItem) -> str:

@@ -15,11 +15,20 @@ from typing import Any
 import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
-from pytest_nl2sql.plugin.baseline import Baseline, BaselineError
+from pytest_nl2sql.plugin.accounting import register_full_run
 from pytest_nl2sql.plugin.collect import CaseItem, SuiteFile, case_selected, select_roles
+from pytest_nl2sql.plugin.finish import finish_run
+from pytest_nl2sql.plugin.gate import (
+    apply_verdict,
+    failed_scorers,
+    stale_entries,
+    stale_lines,
+    update_baselines,
+)
 from pytest_nl2sql.plugin.ledger import CostLedger
-from pytest_nl2sql.plugin.report import RunReport, make_record, run_meta
+from pytest_nl2sql.plugin.report import RunReport, make_record, record_reason, run_meta, short_repr
 from pytest_nl2sql.plugin.run import Nl2sqlRun
+from pytest_nl2sql.plugin.shards import select_shard
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
@@ -68,6 +77,8 @@ class Nl2sqlSession:
                 if path.suffix in (".yaml", ".yml") and path.is_file():
                     named.append(path.resolve())
         suites = run.default_suites() if explicit and (run.settings.suites or not named) else ()
+        if explicit and not suites and not named and not run.settings.seed:
+            _no_suites(run)
         known = {Path(p).resolve() for p in suites} | set(named)
         if suites:
             if source != pytest.Config.ArgsSource.ARGS:
@@ -90,6 +101,7 @@ class Nl2sqlSession:
             else:
                 run.ledger = CostLedger.create(run.settings.max_cost)
                 self._owns_ledger = True
+        register_full_run(config, run)  # progress line, --nl2sql-estimate, --nl2sql-save-predictions
 
     def is_suite_path(self, path: Path) -> bool:
         return Path(path).resolve() in self._suite_paths
@@ -151,6 +163,8 @@ class Nl2sqlSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if self.run.settings.shard is not None:
+            select_shard(config, items, self.run.settings.shard)  # in every worker alike
         if _is_worker(config):
             return
         if self.run.settings.regenerate:
@@ -217,6 +231,7 @@ class Nl2sqlSession:
                 f"{suite.count(Status.DRAFT)} drafts, {suite.count(Status.RETIRED)} retired "
                 f"(mode {self.run.settings.mode})"
             )
+            lines.extend(_untested_unanswerable(path, approved, self.run.settings))
         return lines
 
     # -- items ---------------------------------------------------------------------------
@@ -230,30 +245,12 @@ class Nl2sqlSession:
     def _verdict(self, item: CaseItem, report: pytest.TestReport) -> None:
         # an item that failed before scoring (setup, an internal error) still leaves a whole record
         record = dict(item.record or make_record(item, self.run.settings.mode, None, None, []))
-        failed_scores = [n for n, s in record.get("scores", {}).items() if s.get("passed") is False and s.get("gating")]
-        baseline = self.run.baseline_for(item.path)
-        key = self.run.baseline_key(item)
-        known = baseline.known(key) if baseline is not None else None
-        if report.failed:
-            verdict = "failed"
-            if known is not None:
-                report.outcome = "skipped"
-                report.wasxfail = f"known failure (baseline): {known.get('reason', '')}"[:300]
-                verdict = "xfailed"
-        elif report.skipped:
-            verdict = "skipped"
-        else:
-            verdict = "passed"
-            if known is not None:
-                verdict = "xfail-fixed"
-                record["baseline"] = "fixed"
-                if self.run.settings.strict_baseline:
-                    verdict = "failed"
-                    report.outcome = "failed"
-                    report.longrepr = f"{key}: a known failure now passes (strict baseline): remove it with --nl2sql-update-baseline"
-        record["verdict"] = verdict
+        failed_scores = failed_scorers(record)
+        if report.failed and failed_scores and isinstance(report.longrepr, str):
+            report.longrepr = short_repr(item, report.longrepr, record_reason(record))  # the -r line: the reason
+        apply_verdict(self.run.baseline_for(item.path), record, report, self.run.settings.mode, strict=self.run.settings.strict_baseline)
         record["failed_scores"] = failed_scores
-        if report.failed and not failed_scores and verdict == "failed" and report.longrepr is not None and not record.get("error"):
+        if report.failed and not failed_scores and record["verdict"] == "failed" and report.longrepr is not None and not record.get("error"):
             record["error"] = str(report.longrepr).splitlines()[-1][:500] if str(report.longrepr) else "failed"
         report.nl2sql = record  # type: ignore[attr-defined]  # crosses xdist as plain data
 
@@ -298,34 +295,19 @@ class Nl2sqlSession:
         report.append_github_summary()
         if settings.update_baseline:
             self._update_baselines()
+        else:
+            self.stale = stale_entries(self.run.baselines.values(), self._suite_paths)
+            if self.stale and settings.strict_baseline and session.exitstatus == 0:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED  # strict: stale entries fail the run
+        self.finish_lines, finish_failed = finish_run(report, settings)  # leak gate, compare, HTML
+        if finish_failed and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.crashed and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         self.config.hook.pytest_nl2sql_report(config=self.config, report=report)
 
     def _update_baselines(self) -> None:
-        by_file: dict[Path, list[tuple[str, bool, str, str]]] = {}
-        suites = {p.name: p for p in self._suite_paths}
-        for rec in self.records.values():
-            if rec.get("verdict") == "skipped":
-                continue
-            suite_path = suites.get(rec["suite"])
-            if suite_path is None:
-                continue
-            target = self.run.settings.baseline or suite_path.with_name(suite_path.stem + ".baseline.json")
-            failed = rec.get("failed_scores") or (["engine"] if rec.get("verdict") in ("failed", "xfailed") else [])
-            passed = rec.get("verdict") in ("passed", "xfail-fixed")
-            reason = ""
-            if not passed:
-                details = [rec["scores"].get(n, {}).get("detail", "") for n in failed]
-                reason = "; ".join(d for d in details if d)[:300] or (rec.get("error") or "")
-            key = f"{rec['suite']}::{rec['case_id']}[{rec['role']}]"
-            by_file.setdefault(target, []).append((key, passed, ",".join(failed) or "engine", reason))
-        for target, ran in by_file.items():
-            try:
-                old = Baseline.load(target)
-            except BaselineError:
-                old = Baseline(target)
-            old.updated(ran).write()
+        self.baseline_changes = update_baselines(self.records.values(), self._suite_paths, self.run.settings)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if _is_worker(config):
@@ -346,6 +328,20 @@ class Nl2sqlSession:
             terminalreporter.write_line(f" crashed (not scored): {', '.join(self.crashed)}", red=True)
         if self.workers_down:
             terminalreporter.write_line(f" workers down: {', '.join(self.workers_down)}", red=True)
+        if getattr(self, "stale", None):
+            strict = self.run.settings.strict_baseline
+            terminalreporter.write_line(
+                f" {len(self.stale)} stale baseline entries (cases or roles the suites no longer have)"
+                + ("; they fail the run (strict baseline)" if strict else ""),
+                red=strict, yellow=not strict,
+            )
+            for line in stale_lines(self.stale):
+                terminalreporter.write_line(line)
+        for line in getattr(self, "finish_lines", None) or []:
+            terminalreporter.write_line(line, red=line.startswith((" leak gate FAILED", " compare: ")))
+        for change in getattr(self, "baseline_changes", None) or []:
+            for line in change.lines():
+                terminalreporter.write_line(" " + line if not line.startswith("  ") else line)
         if self.run.settings.out is not None:
             terminalreporter.write_line(f" JSON report: {self.run.settings.out}")
 
@@ -364,3 +360,37 @@ def _check_logins(registry: Any) -> None:
         if exc.kind == "refused":
             raise pytest.UsageError(exc.message) from None
         # unreachable and the like are reported case by case, as before
+
+
+def _no_suites(run: Any) -> None:
+    """An nl2sql option was given but there is nothing to run: say why, run nothing."""
+    found = run.config_path()
+    if found is None:
+        raise pytest.UsageError(
+            f"no nl2sql.yaml found (looked in the rootdir {run.config.rootpath} and in every "
+            f"folder above {Path.cwd()}): pass --nl2sql-config PATH/TO/nl2sql.yaml or "
+            "--nl2sql-suite FILE, or run in a project made by `nl2sql init --demo DIR`"
+        )
+    raise pytest.UsageError(
+        f"{found}: its evals.yaml lists no suites, so there is nothing to run: pass "
+        "--nl2sql-suite FILE or list suites in evals.yaml beside it"
+    )
+
+
+def _untested_unanswerable(path: Path, approved: list[Any], settings: Any) -> list[str]:
+    """Mode plans: an unanswerable case without a plan is answered not_answerable by the fake
+    LLM whatever the engine would do, so it tests nothing; the header says so."""
+    if settings.mode != "plans" or settings.predictions is not None:
+        return []
+    untested = [
+        c.id for c in approved
+        if not c.plan and c.kind.value == "answer" and any(o.value == "unanswerable" for o in c.outcome.values())
+    ]
+    if not untested:
+        return []
+    shown = ", ".join(untested[:5]) + (f" and {len(untested) - 5} more" if len(untested) > 5 else "")
+    return [
+        f"nl2sql: {path.name}: {len(untested)} unanswerable cases have no plan ({shown}); in mode plans "
+        "the fake LLM answers not_answerable for them, so they pass without testing the engine "
+        "(give each a plan {kind: not_answerable, reason: ...} to test the refusal path, or run mode full)"
+    ]

@@ -4,7 +4,10 @@
   refusal with the generic message and no rows (refused), ``QUESTION_NOT_ANSWERABLE``
   (unanswerable), a request to narrow the question (clarify).
 * ``result_match`` -- allowed items only: the rows equal the case's ``rows`` or one of its
-  ``alt_rows`` under the match rule (matching.py).
+  ``alt_rows`` under the match rule (matching.py). Both sides are put in the comparison form
+  first (values.canonical_value), so an engine need not normalize its values. Rows may be
+  tuples, lists or mappings; anything else (a bare value, rows of different widths, a match
+  setting that is not valid) is a failed score with the reason, never an exception.
 * ``routing`` -- the run used exactly the case's datasources; in mode ``retrieval``, routing
   ranked one of them first and shortlisted all of them.
 * ``retrieval_recall`` -- the share of the case's ``tables`` and ``columns`` retrieved;
@@ -19,8 +22,15 @@ import attrs
 import pytest
 
 from pytest_nl2sql.engine.protocol import Answer, RouteResult
-from pytest_nl2sql.scoring.matching import MatchRule, match_rows, rows_to_tuples
+from pytest_nl2sql.scoring.matching import (
+    MatchRule,
+    RowShapeError,
+    answer_rows,
+    match_rows,
+    rows_to_tuples,
+)
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Outcome
+from pytest_nl2sql.suitefile.values import normalize_value
 
 __all__ = ["BuiltinScorers", "Score", "ScoreContext"]
 
@@ -52,6 +62,8 @@ class ScoreContext:
     suite_match: dict[str, Any] | None = None
     recall_threshold: float | None = None
     refusal_message: str | None = None
+    #: --nl2sql-test-suite: a ``neighbours.Neighbourhood`` (None: execution on the real database only)
+    test_suite: Any = None
 
 
 def _outcome(ctx: ScoreContext) -> Score | None:
@@ -68,7 +80,7 @@ def _outcome(ctx: ScoreContext) -> Score | None:
             ok = False
             detail = f"refused, but not with the generic message: {a.message!r}"
         else:
-            detail = "" if ok else f"expected the validator's refusal, got {a.status}" + (" with rows" if a.rows else "")
+            detail = "" if ok else f"expected a refusal (status refused, no rows), got {a.status}" + (" with rows" if a.rows else "")
     elif exp is Outcome.UNANSWERABLE:
         ok = a.status == "not_answerable" and (a.code in (None, NOT_ANSWERABLE_CODE))
         detail = "" if ok else f"expected {NOT_ANSWERABLE_CODE}, got {a.status}"
@@ -76,6 +88,15 @@ def _outcome(ctx: ScoreContext) -> Score | None:
         ok = a.status == "needs_clarification"
         detail = "" if ok else f"expected a request to clarify (needs_clarification), got {a.status}"
     return Score("outcome", ok, 1.0 if ok else 0.0, detail, data={"expected": exp.value, "actual": a.status})
+
+
+def _json_row(row: tuple) -> list:
+    """A compared row for the JSON record (Decimals, NaN and the like in storage form)."""
+    out = []
+    for v in row:
+        v = normalize_value(v)
+        out.append(None if isinstance(v, float) and v != v else v)
+    return out
 
 
 def _result_match(ctx: ScoreContext) -> Score | None:
@@ -86,23 +107,62 @@ def _result_match(ctx: ScoreContext) -> Score | None:
         return Score("result_match", False, 0.0, "no rows to compare (no answer)")
     if case.rows is None:
         return Score("result_match", False, 0.0, "the case has no rows yet: run regenerate (--nl2sql-regenerate)")
-    rule = MatchRule.build(ctx.suite_match, case.match, order_matters=case.order_matters)
-    pred_rows = list(a.rows or [])
+    try:
+        rule = MatchRule.build(ctx.suite_match, case.match, order_matters=case.order_matters)
+    except (TypeError, ValueError) as exc:
+        return Score("result_match", False, 0.0, f"the case's match settings are not valid: {exc}")
+    try:
+        pred_cols, pred_rows = answer_rows(a.rows, a.columns)
+    except RowShapeError as exc:
+        return Score("result_match", False, 0.0, f"the answer's rows cannot be compared: {exc}")
     first = None
-    for gold in (case.rows, *case.alt_rows):
-        cols, rows = rows_to_tuples(gold)
-        result = match_rows(cols, rows, a.columns, pred_rows, rule, truncated=a.truncated)
-        if result.matched:
-            return Score("result_match", True, 1.0)
-        first = first or result
+    try:
+        for n, gold in enumerate((case.rows, *case.alt_rows)):
+            cols, rows = rows_to_tuples(gold)
+            result = match_rows(cols, rows, pred_cols, pred_rows, rule, truncated=a.truncated)
+            if result.matched:
+                return _test_suite(ctx, rule, case.sql if n == 0 else case.alt_sql[n - 1])
+            first = first or result
+    except Exception as exc:  # noqa: BLE001 -- a value the model does not know must not crash the item
+        return Score("result_match", False, 0.0, f"the rows could not be compared: {type(exc).__name__}: {exc}")
     assert first is not None
-    return Score(
-        "result_match",
-        False,
-        0.0,
-        first.reason,
-        data={"missing": [list(r) for r in first.missing[:10]], "unexpected": [list(r) for r in first.unexpected[:10]]},
+    data: dict[str, Any] = {
+        "missing": [_json_row(r) for r in first.missing[:10]],
+        "unexpected": [_json_row(r) for r in first.unexpected[:10]],
+    }
+    if first.note:
+        data["note"] = first.note
+    return Score("result_match", False, 0.0, first.reason, data=data)
+
+
+def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Score:
+    """A pass on the real database; with --nl2sql-test-suite, also on every neighbour."""
+    hood, a, case = ctx.test_suite, ctx.answer, ctx.case
+    if hood is None:
+        return Score("result_match", True, 1.0)
+    assert a is not None
+    if not a.sql or not gold_sql:
+        return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": "the engine returned no SQL"}})
+    datasource = case.datasources[0] if len(case.datasources) == 1 else None
+    paths = hood.of(datasource) if datasource else None
+    if not paths:
+        why = "the datasource has no neighbour databases (SQLite only)"
+        return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": why}})
+    from pytest_nl2sql.scoring.neighbours import disagreement
+
+    try:
+        found = disagreement(hood, datasource, gold_sql, a.sql, rule)
+    except Exception as exc:  # a neighbour that cannot be built must not crash the item
+        why = f"the neighbours could not be used: {type(exc).__name__}: {exc}"
+        return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": why}})
+    if found is None:
+        return Score("result_match", True, 1.0, data={"test_suite": {"checked": True, "neighbours": len(paths)}})
+    detail = (
+        f"the rows match on the real database, but not on neighbour database {found['neighbour'] + 1} of "
+        f"{len(paths)} (--nl2sql-test-suite): {found['reason']}"
     )
+    data = {"test_suite": {"checked": True, "neighbours": len(paths), "disagreed": found}}
+    return Score("result_match", False, 0.0, detail, data=data)
 
 
 def _routing(ctx: ScoreContext) -> Score | None:

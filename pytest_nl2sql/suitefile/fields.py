@@ -28,6 +28,7 @@ from pytest_nl2sql.suitefile.yamlnodes import (
 
 __all__ = [
     "BAD",
+    "MATCH_COLUMN_TOLERANCE",
     "MATCH_OPTIONS",
     "REQUIRED",
     "WORD",
@@ -47,8 +48,12 @@ MATCH_OPTIONS: dict[str, tuple[str, ...] | type] = {
     "column_names": ("ignore", "require"),
     "duplicates": ("count", "ignore"),
     "extra_columns": ("forbid", "allow"),
-    "float_tolerance": float,
+    "float_tolerance": float,  # the older spelling: abs_tol = rel_tol = the value
+    "abs_tol": float,
+    "rel_tol": float,
 }
+#: The per-column tolerance, ``column_tolerance: {column: {abs_tol: .., rel_tol: ..}}``.
+MATCH_COLUMN_TOLERANCE = "column_tolerance"
 
 WORD = re.compile(r"[^\s\[\]]+\Z")
 
@@ -251,8 +256,14 @@ class FieldReader:
         out: dict[str, Any] = {}
         for k, v in node.value:
             key = k.value if type(k) is ScalarNode else None
+            if key == MATCH_COLUMN_TOLERANCE:
+                columns = self.column_tolerance(v)
+                if columns is not None:
+                    out[key] = columns
+                continue
             if key not in MATCH_OPTIONS:
-                self.err(k, f"unknown match setting {key!r}: {nearest(str(key), tuple(MATCH_OPTIONS))}")
+                known = (*MATCH_OPTIONS, MATCH_COLUMN_TOLERANCE)
+                self.err(k, f"unknown match setting {key!r}: {nearest(str(key), known)}")
                 continue
             allowed = MATCH_OPTIONS[key]
             value = scalar_value_safe(v) if type(v) is ScalarNode else v
@@ -265,6 +276,34 @@ class FieldReader:
                 out[key] = value
             else:
                 self.err(v, f"match.{key} must be one of {', '.join(allowed)}, got {show_node(v)}")
+        return out
+
+    def column_tolerance(self, node: Any) -> dict[str, dict[str, float]] | None:
+        """``{column: {abs_tol: .., rel_tol: ..}}``: a tolerance for some gold columns."""
+        where = f"match.{MATCH_COLUMN_TOLERANCE}"
+        if type(node) is not MappingNode:
+            self.err(node, f"{where} must map gold columns to a tolerance, e.g. {{Total: {{abs_tol: 0.005}}}}")
+            return None
+        out: dict[str, dict[str, float]] = {}
+        for k, v in node.value:
+            column = self.text(k, f"{where} column")
+            if column is None:
+                continue
+            if type(v) is not MappingNode or not v.value:
+                self.err(v, f"{where}.{column} must be a map with abs_tol and/or rel_tol, got {show_node(v)}")
+                continue
+            spec: dict[str, float] = {}
+            for tk, tv in v.value:
+                tkey = tk.value if type(tk) is ScalarNode else None
+                if tkey not in ("abs_tol", "rel_tol"):
+                    self.err(tk, f"unknown {where}.{column} setting {tkey!r}: {nearest(str(tkey), ('abs_tol', 'rel_tol'))}")
+                    continue
+                value = scalar_value_safe(tv) if type(tv) is ScalarNode else tv
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                    spec[tkey] = float(value)
+                else:
+                    self.err(tv, f"{where}.{column}.{tkey} must be a number >= 0, got {show_node(tv)}")
+            out[column] = spec
         return out
 
     def outcome(self, node: Any) -> dict[str, Outcome] | None:

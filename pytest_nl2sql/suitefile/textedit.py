@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Edits", "column", "content_end", "line_end", "newline"]
+__all__ = ["Edits", "column", "content_end", "line_end", "line_start", "newline"]
 
 
 def newline(text: str) -> str:
@@ -57,3 +57,8 @@ class Edits:
             pos = end
         out.append(text[pos:])
         return "".join(out)
+
+
+def line_start(text: str, index: int) -> int:
+    """Where the line holding ``index`` starts."""
+    return text.rfind("\n", 0, index) + 1

@@ -23,11 +23,27 @@ from pytest_nl2sql.errors import Problem, SuiteError
 from pytest_nl2sql.suitefile.loader import CaseSpans, load_text, parse_suite, read_suite_bytes
 from pytest_nl2sql.suitefile.lock import lock_for, write_atomic
 from pytest_nl2sql.suitefile.model import EvalCase
-from pytest_nl2sql.suitefile.textedit import Edits, column, content_end, line_end, newline
+from pytest_nl2sql.suitefile.textedit import (
+    Edits,
+    column,
+    content_end,
+    line_end,
+    line_start,
+    newline,
+)
 from pytest_nl2sql.suitefile.values import normalize_value
-from pytest_nl2sql.suitefile.yamltext import alt_block, format_row, rows_block
+from pytest_nl2sql.suitefile.yamltext import alt_block, data_block, format_row, rows_block
 
-__all__ = ["RowsUpdate", "SuiteEdit", "apply_rows", "edit_suite", "open_suite", "update_rows"]
+__all__ = [
+    "RowsUpdate",
+    "SuiteEdit",
+    "apply_plans",
+    "apply_rows",
+    "edit_suite",
+    "open_suite",
+    "update_plans",
+    "update_rows",
+]
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -261,3 +277,49 @@ def update_rows(path: str | os.PathLike[str], updates: Mapping[str, RowsUpdate])
         return edit.write_rows(updates)
 
 
+
+
+def apply_plans(text: str, plans: Mapping[str, Mapping[str, Any]], path: str = "<suite>") -> str:
+    """``text`` with each case of ``plans`` given that ``plan`` (added after the case's last
+    field, or replacing the plan it has); every other byte stays as it was."""
+    spans: dict[str, CaseSpans] = {}
+    parse_suite(text, path, strict=False, spans=spans)
+    nl = newline(text)
+    edits = Edits()
+    for case_id, plan in plans.items():
+        span = spans.get(case_id)
+        if span is None:
+            raise SuiteError([Problem(path, 0, 0, f"no case {case_id!r} to give a plan", case_id)])
+        if span.flow:
+            raise SuiteError([Problem(path, 0, 0, "a case written as a flow map {...} cannot get a block plan; write it as a block", case_id)])
+        pad = " " * span.indent
+        block = nl.join([f"{pad}plan:", *data_block(dict(plan), pad + "  ")])
+        if "plan" in span.nodes:
+            key, value = span.nodes["plan"]
+            start = line_start(text, key.start_mark.index)
+            edits.add(start, content_end(value, text), block)
+            continue
+        last = max(content_end(v, text) for _, v in span.nodes.values())
+        at = line_end(text, last)  # after a trailing comment on the last line
+        edits.add(at, at, nl + block)
+    return edits.apply(text)
+
+
+def update_plans(
+    path: str | os.PathLike[str], plans: Mapping[str, Mapping[str, Any]], sql_of: Mapping[str, str | None]
+) -> tuple[bool, tuple[str, ...]]:
+    """Write ``plans`` into the suite at ``path`` under its lock; ``(changed, dropped)``.
+
+    ``sql_of`` is each case's SQL as the plans were derived from it: a case whose SQL another
+    writer changed meanwhile (or that is gone) is dropped, not given a stale plan."""
+    with lock_for(path):
+        text, _ = load_text(path)
+        suite = parse_suite(text, str(path), strict=False)
+        now = {c.id: c.sql for c in suite.cases}
+        dropped = tuple(cid for cid in plans if cid not in now or now[cid] != sql_of.get(cid))
+        kept = {cid: p for cid, p in plans.items() if cid not in dropped}
+        new = apply_plans(text, kept, str(path))
+        if new == text:
+            return False, dropped
+        write_atomic(path, ("\ufeff" if _has_bom(path) else "") + new)
+    return True, dropped

@@ -17,7 +17,19 @@ code                      severity  finding
 ``stale-rows``            error     stored ``rows``/``alt_rows`` differ from what the SQL returns now
 ``stale-order``           warning   same rows, other order (``order_matters: false``)
 ``datasource``            error     the case's datasource is unknown or not exactly one
+``weak-gold``             warning   (``--mutants`` only) fewer than half of the gold SQL's
+                                    mutants give other rows on the database, so a slightly
+                                    wrong query passes; the surviving mutants are listed
 ========================  ========  ==========================================================
+
+**Mutants** (``nl2sql eval audit --mutants``): each gold ``sql`` is mutated
+(``pytest_nl2sql.scoring.mutants``: comparison operators, DISTINCT, one WHERE conjunct
+dropped, LIMIT +-1, swapped aggregates, join columns) and every mutant is run on the real
+database and on ``AUDIT_NEIGHBOURS`` neighbour databases (SQLite datasources; cached in
+``.nl2sql-cache/neighbours`` beside nl2sql.yaml). A mutant is killed when its rows differ from
+the gold's under the case's match rule; one that fails to run is not killed, and one that
+fails on the real database is left out of the rate. A line per case gives both kill rates;
+a case whose rate on the real database is below ``WEAK_KILL_RATE`` (0.5) gets ``weak-gold``.
 
 How two of them are decided:
 
@@ -59,12 +71,34 @@ from pytest_nl2sql.datasources import (
 )
 from pytest_nl2sql.datasources.guard import sqlglot_dialect
 from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.scoring.matching import MatchRule
+from pytest_nl2sql.scoring.mutants import (
+    WEAK_KILL_RATE,
+    KillReport,
+    keys_from_schema,
+    kill_rates,
+    mutants,
+)
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
 
-__all__ = ["Finding", "audit_status", "audit_suite", "format_findings", "run_audit"]
+__all__ = ["AUDIT_NEIGHBOURS", "Finding", "Mutation", "audit_status", "audit_suite", "format_findings", "mutant_lines", "run_audit"]
 
 Severity = Literal["error", "warning"]
+
+#: Neighbour databases per SQLite datasource that ``--mutants`` runs the mutants on.
+AUDIT_NEIGHBOURS = 5
+#: Surviving mutants a ``weak-gold`` finding shows.
+SHOWN_SURVIVORS = 3
+
+
+@attrs.define
+class Mutation:
+    """``--mutants``: the neighbour databases (a ``neighbours.Neighbourhood`` or None) and the
+    kill report of each case, in audit order: (suite path, case id, report)."""
+
+    neighbourhood: Any = None
+    reports: list[tuple[str, str, KillReport]] = attrs.field(factory=list)
 
 
 @attrs.frozen
@@ -112,10 +146,14 @@ def _row_key(row: dict[str, Any]) -> tuple:
 
 
 class _CaseAudit:
-    def __init__(self, path: str, case: EvalCase, adapter: Adapter) -> None:
+    def __init__(
+        self, path: str, case: EvalCase, adapter: Adapter, mutation: Mutation | None = None, suite_match: Any = None
+    ) -> None:
         self.path = path
         self.case = case
         self.adapter = adapter
+        self.mutation = mutation
+        self.suite_match = suite_match
         self.read = sqlglot_dialect(adapter.dialect)
         self.findings: list[Finding] = []
 
@@ -331,6 +369,57 @@ class _CaseAudit:
             f"{sum(missing.values())} stored rows no longer returned, {sum(extra.values())} new): run regenerate",
         )
 
+    def check_mutants(self, datasource: str) -> None:
+        """--mutants: the kill rates of the gold sql's mutants, and ``weak-gold`` when low."""
+        assert self.mutation is not None
+        case = self.case
+        try:
+            keys = keys_from_schema(introspect(self.adapter))
+        except Exception:  # noqa: BLE001 -- no schema: no join-column mutants
+            keys = None
+        found = mutants(case.sql or "", self.read, keys=keys)
+        try:
+            rule = MatchRule.build(self.suite_match, case.match, order_matters=case.order_matters)
+        except (TypeError, ValueError):
+            return
+
+        def real(sql: str) -> tuple:
+            result = self.adapter.execute(sql)
+            return result.columns, result.rows, result.truncated
+
+        runners: list[Callable[[str], tuple]] = []
+        hood = self.mutation.neighbourhood
+        if hood is not None and found:
+            from functools import partial
+
+            from pytest_nl2sql.scoring.neighbours import run_query
+
+            try:
+                runners = [partial(run_query, p) for p in hood.of(datasource) or ()]
+            except Exception:  # noqa: BLE001 -- neighbours that cannot be built: the real database only
+                runners = []
+        try:
+            report = kill_rates(case.sql or "", found, real, runners, rule)
+        except QueryError:
+            return
+        self.mutation.reports.append((self.path, case.id, report))
+        rate = report.rate_real
+        if rate is None or rate >= WEAK_KILL_RATE:
+            return
+        survivors = report.survivors()
+        shown = "; ".join(f"{m.change}: {m.sql}" for m in survivors[:SHOWN_SURVIVORS])
+        more = f" (and {len(survivors) - SHOWN_SURVIVORS} more)" if len(survivors) > SHOWN_SURVIVORS else ""
+        near = ""
+        if report.neighbours:
+            near = f"; {len(report.killed_any)} of {report.counted} with {report.neighbours} neighbour databases"
+        self.add(
+            "warning",
+            "weak-gold",
+            f"sql: only {len(report.killed_real)} of {report.counted} mutants ({rate:.0%}) give other rows "
+            f"on the database{near}, so a slightly wrong query passes; make the data or the question "
+            f"tell them apart. Surviving, shortest first: {shown}{more}",
+        )
+
     # -- one case ------------------------------------------------------------------------
     def audit(self) -> list[Finding]:
         case = self.case
@@ -343,6 +432,8 @@ class _CaseAudit:
             self.check_tie("sql", tree)
             self.check_float_order("sql", tree, result)
             self.check_stale("sql", "rows", case.rows, fresh)
+            if self.mutation is not None:
+                self.check_mutants(case.datasources[0])
         for i, alt in enumerate(case.alt_sql):
             label = f"alt_sql[{i + 1}]"
             alt_tree = self.parse(alt)
@@ -354,9 +445,14 @@ class _CaseAudit:
             self.check_float_order(label, alt_tree, alt_result)
             stored = case.alt_rows[i] if i < len(case.alt_rows) else None
             self.check_stale(label, f"alt_rows[{i + 1}]", stored, alt_rows)
-            if fresh is not None and (
-                alt_rows == fresh
-                or (not case.order_matters and Counter(map(_row_key, alt_rows)) == Counter(map(_row_key, fresh)))
+            # by values in column order: an alternative that only renames columns accepts
+            # nothing more, since rows are matched by position unless column names are required
+            named = (case.match or {}).get("column_names") == "require"
+            alt_values = [tuple(r.items() if named else r.values()) for r in alt_rows]
+            fresh_values = [tuple(r.items() if named else r.values()) for r in fresh] if fresh is not None else None
+            if fresh_values is not None and (
+                alt_values == fresh_values
+                or (not case.order_matters and Counter(alt_values) == Counter(fresh_values))
             ):
                 self.add(
                     "warning",
@@ -367,10 +463,14 @@ class _CaseAudit:
         return self.findings
 
 
-def audit_suite(path: str | os.PathLike[str], registry: DatasourceRegistry) -> list[Finding]:
+def audit_suite(
+    path: str | os.PathLike[str], registry: DatasourceRegistry, mutation: Mutation | None = None
+) -> list[Finding]:
     """Audit every approved case with SQL in the suite at ``path``; findings in file order.
+    With ``mutation`` (``--mutants``), also the kill rate of each gold sql's mutants.
 
-    Raises ``SuiteError`` when the file does not load. Nothing is written anywhere.
+    Raises ``SuiteError`` when the file does not load. Nothing is written anywhere (but the
+    neighbour databases' cache, with ``--mutants``).
     """
     shown = str(path)
     suite = load_suite(path, strict=False, use_cache=False)
@@ -390,7 +490,7 @@ def audit_suite(path: str | os.PathLike[str], registry: DatasourceRegistry) -> l
         except KeyError as exc:
             findings.append(Finding(shown, line, case.id, "error", "datasource", str(exc)))
             continue
-        findings.extend(_CaseAudit(shown, case, adapter).audit())
+        findings.extend(_CaseAudit(shown, case, adapter, mutation, suite.match).audit())
     return findings
 
 
@@ -400,18 +500,67 @@ def run_audit(
     *,
     fail_on_warnings: bool = False,
     echo: Callable[[str], None] = print,
+    mutants: bool = False,
 ) -> int:
     """The ``--nl2sql-audit`` / ``nl2sql eval audit`` entry point: audit each suite with the
     project's datasources, print the findings, return the exit status (``audit_status``).
-    A suite that does not load is printed with its problems and counts as an error."""
+    A suite that does not load is printed with its problems and counts as an error.
+    ``mutants`` (``--mutants``): also each case's mutant kill rates, a line per case."""
     findings: list[Finding] = []
-    broken = False
+    broken = 0
+    audited = 0
+    mutation = None
+    if mutants:
+        from pytest_nl2sql.scoring.neighbours import from_project
+
+        cache = config.path.parent / ".nl2sql-cache" / "neighbours"
+        mutation = Mutation(from_project(config, AUDIT_NEIGHBOURS, cache))
     with DatasourceRegistry.from_config(config) as registry:
         for path in paths:
             try:
-                findings.extend(audit_suite(path, registry))
+                findings.extend(audit_suite(path, registry, mutation))
+                audited += _auditable(path)
             except SuiteError as exc:
                 echo(str(exc))
-                broken = True
-    echo(format_findings(findings))
+                broken += 1
+    if broken and not findings:
+        echo(f"audit: {broken} suite(s) did not load (above); nothing else was audited")
+    elif not audited and not findings:
+        echo("audit: nothing to audit: no approved case with sql (drafts and retired cases are not audited)")
+    else:
+        if mutation is not None:
+            for line in mutant_lines(mutation.reports):
+                echo(line)
+        echo(format_findings(findings))
     return 1 if broken else audit_status(findings, fail_on_warnings)
+
+
+def mutant_lines(reports: Iterable[tuple[str, str, KillReport]]) -> list[str]:
+    """A line per case (kill rate on the database, and with the neighbours), then the total."""
+
+    def pct(k: int, n: int) -> str:
+        return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
+
+    lines = []
+    total = [0, 0, 0]
+    for path, case_id, r in reports:
+        near = f", {pct(len(r.killed_any), r.counted)} with {r.neighbours} neighbour databases" if r.neighbours else ""
+        broken = f"; {len(r.broken)} did not run" if r.broken else ""
+        lines.append(f"{path}: case '{case_id}': mutants killed {pct(len(r.killed_real), r.counted)} on the database{near}{broken}")
+        total[0] += r.counted
+        total[1] += len(r.killed_real)
+        total[2] += len(r.killed_any)
+    if lines:
+        lines.append(
+            f"mutants: {len(lines)} case(s), {total[0]} mutants: killed {pct(total[1], total[0])} on the database, "
+            f"{pct(total[2], total[0])} with the neighbour databases"
+        )
+    return lines
+
+
+def _auditable(path: str | os.PathLike[str]) -> int:
+    """How many cases of the suite at ``path`` the audit looks at."""
+    suite = load_suite(path, strict=False)
+    return sum(
+        1 for c in suite.cases if c.status is Status.APPROVED and c.kind is not Kind.ROUTING and c.sql is not None
+    )

@@ -24,12 +24,14 @@ from pytest_nl2sql.upkeep.regenerate import is_packaged
 
 __all__ = ["PROMOTION_STEPS", "DraftTargetRefused", "check_draft_target", "write_draft_suite"]
 
-#: The spec's four steps, as they are written into every drafts file's header.
+#: The spec's four steps, and the plan mode plans needs, as written into every drafts file's header.
 PROMOTION_STEPS = (
     "Check that the SQL answers the question.",
     "Fill in difficulty, tags, tables, columns and the outcome for each role.",
     "Set status: approved.",
     "Run regenerate to write its rows (nl2sql eval regenerate PATH).",
+    "Mode plans runs a case's plan: the drafts came with one derived from their SQL and checked "
+    "against its rows; after you change the SQL, run nl2sql suite plan PATH --force.",
 )
 
 

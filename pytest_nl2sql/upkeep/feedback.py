@@ -28,6 +28,7 @@ from pytest_nl2sql.suitefile.model import EvalCase, Origin, Outcome, Status
 from pytest_nl2sql.upkeep.drafts import DraftTargetRefused, write_draft_suite
 
 __all__ = [
+    "run_list",
     "FeedbackError",
     "FeedbackStore",
     "Run",
@@ -279,4 +280,33 @@ def run_export(config: Config, path: str | os.PathLike[str], *, echo: Callable[[
         echo(str(exc))
         return 1
     echo(f"{path}: wrote {len(cases)} draft(s) from thumbs-up runs; promote them as its header says")
+    if cases:
+        from pytest_nl2sql.upkeep.plans import plan_drafts
+
+        plan_drafts(path, config, echo)
+    return 0
+
+
+def run_list(config: Config, *, limit: int = 20, echo: Callable[[str], None] = print) -> int:
+    """The ``nl2sql feedback list`` entry point: the most recent runs, newest first, with the
+    id ``nl2sql feedback rate RUN_ID`` takes."""
+    try:
+        runs = store_for(config).runs()
+    except FeedbackError as exc:
+        echo(str(exc))
+        return 1
+    if not runs:
+        echo("no recorded runs yet: answers are recorded when the project's feedback store is set "
+             "(feedback: {store: feedback.sqlite}) and the engine answers a question")
+        return 0
+    shown = runs[::-1][: max(1, limit)]
+    echo(f"{'run':>5}  {'recorded (UTC)':<20} {'role':<10} {'status':<20} {'rating':<7} question")
+    for r in shown:
+        rating = "-" if r.good is None else ("up" if r.good else "down")
+        question = r.question if len(r.question) <= 70 else r.question[:67] + "..."
+        echo(f"{r.run_id:>5}  {r.recorded_at[:19]:<20} {r.role:<10} {r.status:<20} {rating:<7} {question}")
+    more = len(runs) - len(shown)
+    if more > 0:
+        echo(f"({more} older run(s) not shown; --limit N shows more)")
+    echo("rate one: nl2sql feedback rate RUN_ID --good (or --bad); export the thumbs-up ones: nl2sql feedback export PATH")
     return 0

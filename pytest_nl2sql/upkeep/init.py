@@ -1,9 +1,10 @@
 """``nl2sql init --demo DIR``: a ready demo project.
 
-Writes ``nl2sql.yaml`` (the three demo datasources, the demo's roles), ``evals.yaml`` (naming
+Writes ``nl2sql.yaml`` (the three demo datasources, the demo's roles), ``pytest.ini`` (the
+folder is its own pytest root), ``evals.yaml`` (naming
 only ``evals/chinook.yaml``), ``evals/`` (copies of the shipped suites and their baselines)
 and ``data/<name>.sqlite``. A file the user changed since init wrote it is never overwritten
-without ``force`` (init keeps a manifest of what it wrote, ``.nl2sql-init.json``).
+without ``force`` (the others are refreshed around it) (init keeps a manifest of what it wrote, ``.nl2sql-init.json``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.suitefile.lock import write_atomic
 from pytest_nl2sql.suitefile.yamltext import format_text
 
-__all__ = ["DEMO_ROLES_YAML", "InitError", "init_demo", "shipped_suites"]
+__all__ = ["DEMO_ROLES_YAML", "InitError", "Written", "init_demo", "shipped_suites"]
 
 MANIFEST = ".nl2sql-init.json"
 
@@ -77,6 +78,21 @@ def nl2sql_yaml() -> str:
     return "\n".join(lines) + "\n"
 
 
+PYTEST_INI = """\
+# Written by `nl2sql init --demo`: this folder is its own pytest root, wherever it is made, so
+# plain `pytest` (and `pytest --lf`) here runs the suites evals.yaml lists, with node ids
+# relative to this folder (evals/chinook.yaml::chinook_001[admin]).
+[pytest]
+"""
+
+
+class Written(dict):
+    """What ``init_demo`` wrote (relative name -> path); ``kept`` lists the files it left alone
+    because you changed them since init wrote them."""
+
+    kept: list[str]
+
+
 EVALS_YAML = "# Suites `pytest` and `nl2sql eval run` use by default (paths relative to nl2sql.yaml).\nsuites:\n- evals/chinook.yaml\n"
 
 
@@ -84,8 +100,12 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def init_demo(target: str | Path, *, force: bool = False) -> dict[str, Path]:
-    """Create (or refresh) the demo project in ``target``; return what was written."""
+def init_demo(target: str | Path, *, force: bool = False) -> Written:
+    """Create (or refresh) the demo project in ``target``; return what was written.
+
+    A file you changed since init wrote it is kept as it is (listed in ``kept``) and every
+    other file is refreshed; ``force`` overwrites those too.
+    """
     root = Path(target)
     root.mkdir(parents=True, exist_ok=True)
     manifest_path = root / MANIFEST
@@ -93,7 +113,11 @@ def init_demo(target: str | Path, *, force: bool = False) -> dict[str, Path]:
         manifest: dict[str, str] = json.loads(manifest_path.read_text())
     except (OSError, ValueError):
         manifest = {}
-    files: dict[str, bytes] = {"nl2sql.yaml": nl2sql_yaml().encode(), "evals.yaml": EVALS_YAML.encode()}
+    files: dict[str, bytes] = {
+        "nl2sql.yaml": nl2sql_yaml().encode(),
+        "evals.yaml": EVALS_YAML.encode(),
+        "pytest.ini": PYTEST_INI.encode(),
+    }
     for suite in shipped_suites():
         files[f"evals/{suite.name}"] = suite.read_bytes()
     changed = []
@@ -103,12 +127,11 @@ def init_demo(target: str | Path, *, force: bool = False) -> dict[str, Path]:
             current = _sha(path.read_bytes())
             if current != _sha(data) and manifest.get(rel) != current:
                 changed.append(rel)
-    if changed:
-        raise InitError(
-            f"{root}: refusing to overwrite files you changed: {', '.join(changed)} (use --force to overwrite)"
-        )
-    written: dict[str, Path] = {}
+    written = Written()
+    written.kept = changed  # refreshed around, never overwritten without force
     for rel, data in files.items():
+        if rel in changed:
+            continue
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists() or path.read_bytes() != data:

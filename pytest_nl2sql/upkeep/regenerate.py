@@ -46,6 +46,11 @@ class RegenerateReport:
     file_changed: bool
 
     def lines(self) -> list[str]:
+        if not (self.cases_written or self.unchanged or self.failed):
+            return [
+                f"{self.path}: nothing to regenerate: no approved case has sql to run "
+                "(drafts and retired cases are left as they are)"
+            ]
         out = [
             f"{self.path}: regenerated {len(self.cases_written)} cases ({self.written} result sets), "
             f"{len(self.unchanged)} already up to date, {len(self.failed)} failed"

@@ -634,6 +634,9 @@ def run_seed(
 ) -> int:
     """The ``--nl2sql-seed`` / ``nl2sql eval seed`` entry point: seed drafts from one of the
     project's datasources into ``path``; print what was written (or why not); exit status."""
+    if count < 1:  # writing no drafts would replace the file's drafts with none
+        echo(f"nl2sql: --count must be at least 1 (got {count}); nothing was written")
+        return 4
     with DatasourceRegistry.from_config(config) as registry:
         if datasource_name not in registry:
             echo(f"nl2sql: unknown datasource {datasource_name!r} (known: {', '.join(registry.names())})")
@@ -652,4 +655,8 @@ def run_seed(
     echo(f"{path}: wrote {len(cases)} drafts from {datasource_name} ({kinds}); promote them as its header says")
     if len(cases) < count:
         echo(f"{path}: only {len(cases)} of the {count} drafts asked for: the schema offers no more questions that run")
+    from pytest_nl2sql.upkeep.plans import plan_drafts
+
+    plan_drafts(path, config, echo)  # the last line: how many drafts got a verified plan
     return 0
+

@@ -118,8 +118,9 @@ def test_the_documented_failure_report_is_what_a_failing_item_shows(
     result = pytester.runpytest("--nl2sql-suite", "evals/chinook.yaml", "-k", "chinook_001 and admin")
     result.assert_outcomes(failed=1)
     expected = _documented_failure()
-    assert expected[0].endswith("evals/chinook.yaml:35:3: case 'chinook_001' as admin (plans mode)")
-    result.stdout.fnmatch_lines(["*" + expected[0].split("/evals/", 1)[1], *expected[1:]])
+    assert expected[0] == "result_match: rows differ"  # the one-line reason, which -r shows
+    assert expected[1].endswith("evals/chinook.yaml:35:3: case 'chinook_001' as admin (plans mode)")
+    result.stdout.fnmatch_lines([expected[0], "*" + expected[1].split("/evals/", 1)[1], *expected[2:]])
 
 
 def test_regenerate_refuses_xdist(pytester: pytest.Pytester, demo_project: Path) -> None:

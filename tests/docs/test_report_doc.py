@@ -24,7 +24,9 @@ def test_every_field_of_a_real_report_is_documented(
     (shop_project / "conftest.py").write_text(named_block("engine.md", "conftest.py"))
     # a known failure that now passes, so the record also carries "baseline": "fixed"
     (shop_project / "shop.baseline.json").write_text(
-        json.dumps({"version": 1, "failures": {"shop.yaml::shop_001[clerk]": {"scorer": "result_match", "reason": "old"}}})
+        json.dumps({"version": 2, "failures": [
+            {"suite": "shop.yaml", "case": "shop_001", "role": "clerk", "mode": "plans", "scorer": "result_match", "reason": "old"}
+        ]})
     )
     summary = tmp_path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))

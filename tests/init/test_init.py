@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.config import load_config
-from pytest_nl2sql.upkeep.init import InitError, init_demo, shipped_suites
+from pytest_nl2sql.upkeep.init import init_demo, shipped_suites
 
 
 @pytest.fixture(scope="module")
@@ -42,23 +42,40 @@ def test_a_second_init_changes_nothing(demo: Path) -> None:
     assert {p: p.read_bytes() for p in before} == before
 
 
-def test_refuses_to_overwrite_a_file_the_user_changed(tmp_path: Path) -> None:
+def test_keeps_a_file_the_user_changed_and_refreshes_the_rest(tmp_path: Path) -> None:
     init_demo(tmp_path)
     suite = tmp_path / "evals" / "chinook.yaml"
     edited = suite.read_bytes() + b"# my note\n"
     suite.write_bytes(edited)
-    with pytest.raises(InitError, match=r"refusing to overwrite files you changed: evals/chinook.yaml \(use --force"):
-        init_demo(tmp_path)
-    assert suite.read_bytes() == edited
-    init_demo(tmp_path, force=True)
+    (tmp_path / "evals.yaml").unlink()  # something to refresh
+    written = init_demo(tmp_path)
+    assert written.kept == ["evals/chinook.yaml"]
+    assert suite.read_bytes() == edited  # never overwritten without force
+    assert (tmp_path / "evals.yaml").is_file()  # the rest was refreshed around it
+    assert init_demo(tmp_path).kept == ["evals/chinook.yaml"]  # and it stays yours
+    assert init_demo(tmp_path, force=True).kept == []
     assert suite.read_bytes() != edited
 
 
-def test_cli_refusal_is_one_line_and_exit_1(tmp_path: Path) -> None:
+def test_cli_says_which_files_it_kept_and_succeeds(tmp_path: Path) -> None:
     init_demo(tmp_path)
     (tmp_path / "nl2sql.yaml").write_text((tmp_path / "nl2sql.yaml").read_text() + "# mine\n")
     proc = subprocess.run([sys.executable, "-m", "pytest_nl2sql.cli", "init", "--demo", str(tmp_path)], capture_output=True, text=True)
-    assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines() == [
-        f"nl2sql: {tmp_path}: refusing to overwrite files you changed: nl2sql.yaml (use --force to overwrite)"
-    ]
+    assert proc.returncode == 0, proc.stderr
+    assert "kept 1 file you changed: nl2sql.yaml (use --force to overwrite it)" in proc.stdout
+    assert (tmp_path / "nl2sql.yaml").read_text().endswith("# mine\n")
+
+
+def test_a_demo_folder_is_its_own_pytest_root_wherever_it_is_made(tmp_path: Path) -> None:
+    outer = tmp_path / "checkout"
+    outer.mkdir()
+    (outer / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")  # like a project's own root
+    demo = outer / "nl2sql-demo"
+    init_demo(demo)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "--co"],
+        cwd=demo, capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ids = [line for line in proc.stdout.splitlines() if "::" in line]
+    assert ids and all(line.startswith("evals/chinook.yaml::") for line in ids), proc.stdout[:500]

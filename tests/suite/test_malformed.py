@@ -267,8 +267,8 @@ def test_suite_check_passes_a_valid_suite() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     assert result.stdout.splitlines() == [
-        f"{GOLDEN / 'writer_layout.yaml'}: ok (5 cases, 5 approved)",
-        f"{GOLDEN / 'kinds.yaml'}: ok (8 cases, 6 approved)",
+        f"{GOLDEN / 'writer_layout.yaml'}: ok (5 cases, 5 approved; file only: no nl2sql.yaml found)",
+        f"{GOLDEN / 'kinds.yaml'}: ok (8 cases, 6 approved; file only: no nl2sql.yaml found)",
     ]
 
 
@@ -276,7 +276,7 @@ def test_suite_check_of_good_and_bad_files_reports_both(tmp_path: Path) -> None:
     missing = tmp_path / "missing.yaml"
     result = _nl2sql("suite", "check", str(GOLDEN / "comments.yaml"), str(missing), str(tmp_path))
     assert result.returncode == 1
-    assert result.stdout == f"{GOLDEN / 'comments.yaml'}: ok (3 cases, 2 approved)\n"
+    assert result.stdout == f"{GOLDEN / 'comments.yaml'}: ok (3 cases, 2 approved; file only: no nl2sql.yaml found)\n"
     assert result.stderr.splitlines() == [
         f"{missing}: no such suite file",
         f"{tmp_path}: is a folder, not a suite file",

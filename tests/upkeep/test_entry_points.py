@@ -35,7 +35,8 @@ def test_run_seed_writes_or_says_why_not(demo: Demo, tmp_path: Path) -> None:
     out = tmp_path / "drafts.yaml"
     assert run_seed("webanalytics", out, demo.config, count=12, echo=echo) == 0
     assert len(load_suite(out)) == 12
-    assert lines[-1].startswith(f"{out}: wrote 12 drafts from webanalytics (count ")
+    assert lines[-2].startswith(f"{out}: wrote 12 drafts from webanalytics (count ")
+    assert lines[-1] == f"{out}: 12 drafts got a verified plan"  # so promoted drafts run in mode plans
     lines, echo = _echo()
     assert run_seed("webanalytics", demo.root / "evals" / "chinook.yaml", demo.config, echo=echo) == 1
     assert "refusing to write drafts here" in lines[-1]
@@ -57,6 +58,7 @@ def test_run_rate_and_run_export_use_the_configured_store(demo: Demo, tmp_path: 
     assert "no run 99" in lines[-1]
     out = tmp_path / "feedback.yaml"
     assert run_export(config, out, echo=echo) == 0
-    assert lines[-1] == f"{out}: wrote 1 draft(s) from thumbs-up runs; promote them as its header says"
+    assert lines[-2] == f"{out}: wrote 1 draft(s) from thumbs-up runs; promote them as its header says"
+    assert lines[-1] == f"{out}: 1 draft got a verified plan"
     assert run_export(attrs.evolve(config, feedback_store=None), out, echo=echo) == 1
     assert "names no feedback store" in lines[-1]

@@ -1,0 +1,139 @@
+"""Concurrency: up to N engine calls in flight per process, items still in pytest's order.
+
+pytest runs a process's items one after the other; an LLM call mostly waits on the network.
+So the scheduler *prefetches*: when an item runs, it submits the engine calls (``asking.ask``)
+of the upcoming items of this process -- the rest of ``session.items`` in a serial run, the
+worker's queue under xdist -- to a pool of N threads, up to N calls ahead, and the item waits
+for its own call. Scoring, records and reports stay on pytest's thread, in pytest's order, so
+verdicts and the JSON report are those of a serial run.
+
+* The very first call of a process runs alone: the engine, the LLM client and their lazy state
+  are built once, on one thread. While calls fail to connect (or authenticate), the next one
+  runs alone too, so a dead server is found by M calls (fail fast), not M x N.
+* ``concurrency_safe = False`` on the engine (or N = 1) means no threads at all: every call is
+  made on pytest's thread when its item runs, as without this module.
+* Under xdist, an item another worker steals after it was prefetched was asked for nothing;
+  its answer is dropped (the other worker asks again).
+* At the end of the session, calls not started are cancelled and running ones are waited for.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_nl2sql.plugin.asking import Asked, ask
+
+if TYPE_CHECKING:
+    from pytest_nl2sql.plugin.collect import CaseItem
+
+__all__ = ["Scheduler"]
+
+
+def _worker_queue(config: pytest.Config) -> Any:
+    """xdist's WorkerInteractor of this worker process, or None."""
+    if not hasattr(config, "workerinput"):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "WorkerInteractor" and hasattr(plugin, "torun"):
+            return plugin
+    return None
+
+
+class Scheduler:
+    """Prefetches engine calls for a process (see the module docstring)."""
+
+    def __init__(self, run: Any) -> None:
+        self.run = run
+        self._pool: ThreadPoolExecutor | None = None
+        self._futures: dict[tuple[str, int], Future[Asked]] = {}
+        self._submitted: set[tuple[str, int]] = set()
+        self._positions: dict[str, int] | None = None
+        self._warm = False
+        self._lock = threading.Lock()
+
+    @property
+    def width(self) -> int:
+        """Engine calls in flight at most: --nl2sql-concurrency, 1 for an unsafe engine."""
+        n = int(self.run.settings.concurrency)
+        if n > 1 and self.run._engine is not None and getattr(self.run._engine, "concurrency_safe", True) is False:
+            return 1
+        return n
+
+    def result(self, item: CaseItem, attempt: int = 0) -> Asked:
+        """The answer to ``item``'s ``attempt``: prefetched, or asked now."""
+        if self.width <= 1 and not self._futures:
+            return ask(self.run, item, attempt)
+        key = (item.nodeid, attempt)
+        with self._lock:
+            future = self._futures.pop(key, None)
+        if future is None:
+            if not self._warm:  # the first call of the process runs alone, on this thread
+                asked = ask(self.run, item, attempt)
+                self._warm = self.run.failfast.count == 0  # after a failed connection: one at a time
+
+                self._submitted.add(key)
+                if self._warm:
+                    self._fill(item)
+                return asked
+            future = self._submit(item, attempt, keep=False)
+        self._fill(item)
+        return future.result()
+
+    # -- prefetching -------------------------------------------------------------------
+    def _submit(self, item: CaseItem, attempt: int, *, keep: bool = True) -> Future[Asked]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=max(1, self.width), thread_name_prefix="nl2sql-ask")
+        key = (item.nodeid, attempt)
+        future = self._pool.submit(ask, self.run, item, attempt)
+        with self._lock:
+            self._submitted.add(key)
+            if keep:
+                self._futures[key] = future
+        return future
+
+    def _fill(self, item: CaseItem) -> None:
+        width = self.width
+        if width <= 1:
+            return
+        for upcoming in self._upcoming(item, width):
+            for attempt in range(int(self.run.settings.repeat)):
+                with self._lock:
+                    if len(self._futures) >= width:
+                        return
+                    if (upcoming.nodeid, attempt) in self._submitted:
+                        continue
+                self._submit(upcoming, attempt)
+
+    def _upcoming(self, item: CaseItem, count: int) -> list[CaseItem]:
+        """This item and the next ``count`` items this process will run (ours only)."""
+        from pytest_nl2sql.plugin.collect import CaseItem
+
+        items = item.session.items
+        interactor = _worker_queue(item.config)
+        if interactor is not None:
+            with interactor.torun.lock() as queue:
+                pending = list(queue)[:count]
+            indices = [interactor.nextitem_index, *pending]
+            chosen = [item] + [items[i] for i in indices if isinstance(i, int) and 0 <= i < len(items)]
+        else:
+            if self._positions is None or item.nodeid not in self._positions:
+                self._positions = {it.nodeid: i for i, it in enumerate(items)}
+            pos = self._positions.get(item.nodeid)
+            chosen = [item] + (list(items[pos + 1 : pos + 1 + count]) if pos is not None else [])
+        return [it for it in chosen if isinstance(it, CaseItem)]
+
+    def close(self) -> None:
+        """Cancel calls not started, wait for running ones, drop what was prefetched."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        with self._lock:
+            self._futures.clear()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.close()

@@ -1,0 +1,48 @@
+"""What the controller does with the finished report beyond the JSON file: the HTML report
+(``--nl2sql-html``), the comparison with an earlier run (``--nl2sql-compare``) and the leak
+gate (``--nl2sql-max-leak-rate``). Each returns lines for the terminal summary and whether it
+fails the run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_nl2sql.plugin.outcomes import leak_gate
+
+__all__ = ["finish_run"]
+
+
+def finish_run(report: Any, settings: Any) -> tuple[list[str], bool]:
+    lines: list[str] = []
+    failed = False
+    data = report.to_json()
+    summary = data["summary"]
+    why = leak_gate(summary.get("leak") or {}, settings.max_leak_rate)
+    if why is not None:
+        lines.append(f" leak gate FAILED: {why}")
+        failed = True
+    elif settings.max_leak_rate is not None:
+        leak = summary.get("leak") or {}
+        if leak.get("should_refuse"):
+            lines.append(f" leak gate ok: 95% upper bound {leak['upper95']:.1%} <= {settings.max_leak_rate:.1%}")
+        else:
+            lines.append(" leak gate: no refusal was checked in this run (nothing to gate)")
+    if settings.compare is not None:
+        from pytest_nl2sql.plugin.compare import CompareError, compare_reports, load_report
+
+        try:
+            result = compare_reports(load_report(settings.compare), data)
+        except CompareError as exc:
+            lines.append(f" compare: {exc}")
+            failed = True
+        else:
+            lines.extend(" " + ln for ln in result.lines(base=str(settings.compare), new="this run"))
+            if result.regressed:
+                failed = True
+    if settings.html is not None:
+        from pytest_nl2sql.plugin.html_report import write_html
+
+        write_html(settings.html, json.loads(json.dumps(data, default=str)))
+        lines.append(f" HTML report: {settings.html}")
+    return lines, failed

@@ -1,0 +1,234 @@
+"""The HTML report (``--nl2sql-html FILE``): one self-contained page from the JSON report.
+
+No network, nothing to install: the CSS and the few lines of JavaScript are inline, so the file
+works from ``file://``, as a CI artifact, or mailed. Everything is rendered here, in Python,
+and escaped; the script only filters the table (free text, verdict, role, tag). The page shows
+the summary with 95% intervals, accuracy bars per tag/difficulty/role/datasource (and routing
+per group), the outcome confusion matrix and leak rate, the failure taxonomy, cost and latency,
+and a table of items where each failure opens onto its question, gold and generated SQL, and
+row diff, with its baseline state (known, fixed, new) and flakiness.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_nl2sql.plugin.outcomes import ACTUAL
+from pytest_nl2sql.suitefile.lock import write_atomic
+
+__all__ = ["render_html", "write_html"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem;color:#1b1f24;background:#fff}
+h1{font-size:1.4rem;margin:0 0 .3rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem;border-bottom:1px solid #d0d7de}
+.meta{color:#57606a}.cards{display:flex;flex-wrap:wrap;gap:.8rem}.card{border:1px solid #d0d7de;border-radius:6px;padding:.6rem .9rem;min-width:11rem}
+.card b{display:block;font-size:1.3rem}.card span{color:#57606a;font-size:.85rem}
+.bars{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr max-content;gap:.2rem .6rem;align-items:center;max-width:60rem}
+.bar{background:#eaeef2;height:.9rem;border-radius:3px;position:relative}.bar i{display:block;height:100%;background:#2da44e;border-radius:3px}
+.bar s{position:absolute;top:-2px;bottom:-2px;border-left:2px solid #1b1f24;border-right:2px solid #1b1f24;opacity:.35;text-decoration:none}
+table{border-collapse:collapse}td,th{border:1px solid #d0d7de;padding:.2rem .5rem;text-align:left;vertical-align:top}
+th{background:#f6f8fa}td.n{text-align:right}.v-failed{color:#cf222e;font-weight:600}.v-passed{color:#1a7f37}
+.v-xfailed{color:#9a6700}.v-xfail-fixed{color:#0969da}.v-skipped{color:#57606a}
+.filters{display:flex;gap:.6rem;flex-wrap:wrap;margin:.5rem 0}pre{background:#f6f8fa;padding:.4rem;margin:.2rem 0;white-space:pre-wrap}
+.diff .missing{color:#cf222e}.diff .unexpected{color:#9a6700}.tag{background:#ddf4ff;border-radius:3px;padding:0 .3rem;margin-right:.2rem;font-size:.8rem}
+.hidden{display:none}
+"""
+
+_JS = """
+(function(){
+  var text=document.getElementById('filter-text'),verdict=document.getElementById('filter-verdict'),
+      role=document.getElementById('filter-role'),tag=document.getElementById('filter-tag'),
+      count=document.getElementById('shown-count');
+  function apply(){
+    var q=text.value.toLowerCase(),v=verdict.value,r=role.value,t=tag.value,shown=0;
+    var rows=document.querySelectorAll('#items tbody tr.item');
+    for(var i=0;i<rows.length;i++){
+      var row=rows[i],ok=(!q||row.getAttribute('data-text').indexOf(q)>=0)&&(!v||row.getAttribute('data-verdict')===v)
+        &&(!r||row.getAttribute('data-role')===r)&&(!t||(' '+row.getAttribute('data-tags')+' ').indexOf(' '+t+' ')>=0);
+      row.classList.toggle('hidden',!ok);if(ok){shown++;}
+    }
+    count.textContent=String(shown);
+  }
+  [text,verdict,role,tag].forEach(function(el){el.addEventListener('input',apply);el.addEventListener('change',apply);});
+  apply();
+})();
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _card(title: str, stat: Mapping[str, Any] | None) -> str:
+    if not stat or not stat.get("total"):
+        return ""
+    lo, hi = stat["ci95"]
+    return (
+        f'<div class="card"><span>{_e(title)}</span><b>{_pct(stat["accuracy"])}</b>'
+        f'<span>{stat["passed"]}/{stat["total"]}, 95% CI {lo:.1%}-{hi:.1%}</span></div>'
+    )
+
+
+def _bars(title: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
+    if not groups:
+        return ""
+    rows = []
+    for name, st in groups.items():
+        if not st.get("total"):
+            continue
+        lo, hi = st["ci95"]
+        rows.append(
+            f"<div>{_e(name)}</div>"
+            f'<div class="bar" title="95% CI {lo:.1%}-{hi:.1%}"><i style="width:{st["accuracy"] * 100:.1f}%"></i>'
+            f'<s style="left:{lo * 100:.1f}%;width:{max(0.0, hi - lo) * 100:.1f}%"></s></div>'
+            f'<div>{_pct(st["accuracy"])} ({st["passed"]}/{st["total"]}, CI {lo:.0%}-{hi:.0%})</div>'
+        )
+    return f'<h3>{_e(title)}</h3><div class="bars">{"".join(rows)}</div>' if rows else ""
+
+
+def _matrix(title: str, matrix: Mapping[str, Mapping[str, int]]) -> str:
+    cols = [c for c in ACTUAL if any(c in row for row in matrix.values())]
+    head = "".join(f"<th>{_e(c)}</th>" for c in cols)
+    body = "".join(
+        f"<tr><th>{_e(exp)}</th>" + "".join(f'<td class="n">{row.get(c, 0)}</td>' for c in cols) + "</tr>"
+        for exp, row in matrix.items()
+    )
+    return f'<h3>{_e(title)}</h3><table class="confusion"><tr><th>expected \\ got</th>{head}</tr>{body}</table>'
+
+
+def _rows_html(rows: Sequence[Sequence[Any]], cls: str) -> str:
+    return "".join(f'<div class="{cls}">{"-" if cls == "missing" else "+"} {_e(", ".join(repr(v) for v in r))}</div>' for r in rows)
+
+
+def _detail(rec: Mapping[str, Any]) -> str:
+    parts = [f"<p><b>question:</b> {_e(rec.get('question'))}</p>", f"<p><b>expected:</b> {_e(rec.get('expected'))}, <b>got:</b> {_e(rec.get('status'))}</p>"]
+    for name, s in (rec.get("scores") or {}).items():
+        mark = "FAILED" if s.get("passed") is False else ("ok" if s.get("passed") else "info")
+        parts.append(f"<div>{mark} <b>{_e(name)}</b>{': ' + _e(s.get('detail')) if s.get('detail') else ''}</div>")
+    if rec.get("gold_sql"):
+        parts.append(f'<p><b>gold SQL</b></p><pre class="gold-sql">{_e(rec["gold_sql"])}</pre>')
+    if rec.get("sql"):
+        parts.append(f'<p><b>generated SQL</b></p><pre class="generated-sql">{_e(rec["sql"])}</pre>')
+    diff = rec.get("row_diff")
+    if diff:
+        parts.append(
+            '<div class="diff"><p><b>row diff</b> (first 10; - missing, + unexpected)</p>'
+            + _rows_html(diff.get("missing") or [], "missing")
+            + _rows_html(diff.get("unexpected") or [], "unexpected")
+            + "</div>"
+        )
+    tax = rec.get("taxonomy")
+    if tax:
+        parts.append(
+            f'<p class="taxonomy"><b>kind of miss:</b> {_e(", ".join(tax.get("kinds") or []))}; '
+            f'BIRD set rule: {"pass" if tax.get("bird_set") else "fail"}, Spider rule: {"pass" if tax.get("spider") else "fail"}</p>'
+        )
+    if rec.get("baseline_reason"):
+        parts.append(f"<p><b>baseline:</b> {_e(rec.get('baseline'))}: {_e(rec['baseline_reason'])}</p>")
+    if rec.get("error"):
+        parts.append(f"<p><b>engine error:</b> {_e(rec['error'])}</p>")
+    return "".join(parts)
+
+
+def _item_row(rec: Mapping[str, Any]) -> str:
+    verdict = rec.get("verdict") or ""
+    failed = ", ".join(rec.get("failed_scores") or [])
+    tags = " ".join(str(t) for t in rec.get("tags") or [])
+    text = " ".join(str(x) for x in (rec.get("nodeid"), rec.get("question"), failed, tags, rec.get("expected"), rec.get("status"))).lower()
+    flaky = "flaky" if rec.get("flaky") else ""
+    failing = verdict in ("failed", "xfailed") or bool(rec.get("failed_scores"))
+    detail = f"<details><summary>{_e(failed or 'details')}</summary>{_detail(rec)}</details>" if failing else _e(failed)
+    return (
+        f'<tr class="item" data-verdict="{_e(verdict)}" data-role="{_e(rec.get("role"))}" data-tags="{_e(tags)}" data-text="{_e(text)}">'
+        f"<td>{_e(rec.get('nodeid'))}</td><td class=\"v-{_e(verdict)}\">{_e(verdict)}</td><td>{_e(rec.get('role'))}</td>"
+        f"<td>{_e(rec.get('expected'))}</td><td>{_e(rec.get('status'))}</td>"
+        f"<td>{''.join(f'<span class=tag>{_e(t)}</span>' for t in rec.get('tags') or [])}</td>"
+        f"<td>{_e(rec.get('baseline') or '')}</td><td>{flaky}</td>"
+        f'<td class="n">{float(rec.get("cost_usd") or 0):.4f}</td><td class="n">{float(rec.get("latency_s") or 0):.3f}</td>'
+        f'<td class="failure">{detail}</td></tr>'
+    )
+
+
+def _options(values: Sequence[str]) -> str:
+    return '<option value="">all</option>' + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
+
+
+def render_html(report: Mapping[str, Any]) -> str:
+    """The page for one JSON report (``RunReport.to_json()``, or a merged one)."""
+    run, s, items = report.get("run") or {}, report.get("summary") or {}, report.get("items") or []
+    title = f"pytest-nl2sql: {', '.join(run.get('suites') or [])} ({run.get('mode')} mode)"
+    leak = s.get("leak") or {}
+    cards = [
+        _card("accuracy (answer cases)", s.get("accuracy")),
+        _card("execution accuracy", s.get("execution_accuracy")),
+        _card("routing accuracy", s.get("routing_accuracy")),
+    ]
+    if leak.get("should_refuse"):
+        cards.append(
+            f'<div class="card"><span>leak rate (answered, should be refused)</span><b>{_pct(leak["rate"])}</b>'
+            f'<span>{leak["leaked"]}/{leak["should_refuse"]}, 95% upper bound {leak["upper95"]:.1%}</span></div>'
+        )
+    cost = f"${float(s.get('cost_usd') or 0):.4f}"
+    latency = ""
+    if s.get("latency_p50_s") is not None:
+        latency = f", latency p50 {s['latency_p50_s']:.3f} s, p95 {s['latency_p95_s']:.3f} s"
+    cards.append(f'<div class="card"><span>cost and latency</span><b>{cost}</b><span>{_e(s.get("llm_calls") or 0)} LLM calls{_e(latency)}</span></div>')
+    sections = [f'<div class="cards" id="summary">{"".join(cards)}</div>']
+    checked = ", ".join(s.get("checked") or [])
+    bars = "".join(_bars(f"accuracy per {k[3:]} (answer items; checked: {checked})", s.get(k) or {}) for k in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"))
+    bars += "".join(_bars(f"routing per {g}", s.get(f"routing_by_{g}") or {}) for g in ("tag", "difficulty", "role", "datasource"))
+    if bars:
+        sections.append(f'<h2>Breakdowns</h2><div id="breakdowns">{bars}</div>')
+    conf = s.get("confusion") or {}
+    if conf.get("all"):
+        body = _matrix("all roles", conf["all"]) + "".join(_matrix(f"role {r}", m) for r, m in (conf.get("by_role") or {}).items())
+        sections.append(f'<h2>Outcomes</h2><div id="confusion">{body}</div>')
+    tax = s.get("taxonomy") or {}
+    if tax.get("misses"):
+        rows = "".join(f'<tr><td>{_e(k)}</td><td class="n">{n}</td></tr>' for k, n in (tax.get("kinds") or {}).items())
+        sections.append(
+            f'<h2>result_match misses</h2><table id="taxonomy"><tr><th>kind</th><th>items</th></tr>{rows}</table>'
+            f"<p>BIRD's set rule would pass {tax['bird_set_would_pass']} of {tax['misses']}, Spider's rule {tax['spider_would_pass']}.</p>"
+        )
+    verdicts = sorted({str(r.get("verdict")) for r in items if r.get("verdict")})
+    roles = sorted({str(r.get("role")) for r in items if r.get("role")})
+    tags = sorted({str(t) for r in items for t in r.get("tags") or []})
+    head = "".join(f"<th>{h}</th>" for h in ("item", "verdict", "role", "expected", "got", "tags", "baseline", "flaky", "cost $", "latency s", "failure"))
+    table = (
+        '<div class="filters">'
+        '<label>search <input id="filter-text" type="search" placeholder="node id, question, scorer"></label>'
+        f'<label>verdict <select id="filter-verdict">{_options(verdicts)}</select></label>'
+        f'<label>role <select id="filter-role">{_options(roles)}</select></label>'
+        f'<label>tag <select id="filter-tag">{_options(tags)}</select></label>'
+        f'<span><span id="shown-count">{len(items)}</span> of {len(items)} items shown</span></div>'
+        f'<table id="items"><thead><tr>{head}</tr></thead><tbody>{"".join(_item_row(r) for r in items)}</tbody></table>'
+    )
+    sections.append(f"<h2>Items</h2>{table}")
+    meta = (
+        f"{s.get('items', 0)} items: {s.get('passed', 0)} passed, {s.get('failed', 0)} failed, "
+        f"{s.get('xfailed', 0)} known failures (baseline), {s.get('skipped', 0)} skipped; "
+        f"started {run.get('started')}, {run.get('duration_s')} s; pytest-nl2sql {run.get('plugin_version')}"
+    )
+    fixed = run.get("fixed") or []
+    if fixed:
+        meta += f"; fixed known failures: {', '.join(fixed)}"
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f'<h1>{_e(title)}</h1><p class="meta">{_e(meta)}</p>{"".join(sections)}'
+        f"<script>{_JS}</script></body></html>\n"
+    )
+
+
+def write_html(path: Path, report: Mapping[str, Any]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, render_html(report))

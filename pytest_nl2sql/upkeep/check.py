@@ -1,0 +1,159 @@
+"""``nl2sql suite check FILE --config nl2sql.yaml``: a suite checked against the project.
+
+The loader checks a suite file on its own. With the project's ``nl2sql.yaml`` (given, or found
+the way pytest finds it: above the suite), this also checks what only the project knows, for
+every approved case, each problem at the line of the field (``path:line:col``) with a
+did-you-mean:
+
+* the datasources it names exist in ``nl2sql.yaml``;
+* the roles of its ``outcome`` are roles of ``nl2sql.yaml``;
+* the ``tables`` and ``columns`` it names exist in that datasource's schema;
+* its ``plan`` follows the plan format and reads only tables and columns the schema has.
+
+A datasource that cannot be opened is one problem, and its cases' schema checks are skipped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Callable, Iterable
+
+from pytest_nl2sql.config import Config
+from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
+from pytest_nl2sql.engine.compiler import CompileError
+from pytest_nl2sql.engine.plan import PlanError, PlanModel
+from pytest_nl2sql.engine.resolver import resolve
+from pytest_nl2sql.errors import Problem
+from pytest_nl2sql.suitefile.fields import CaseSpans
+from pytest_nl2sql.suitefile.loader import load_text, parse_suite
+from pytest_nl2sql.suitefile.model import EvalCase, Status
+
+__all__ = ["check_against_project", "run_check"]
+
+
+def _hint(name: str, known: Iterable[str]) -> str:
+    known = sorted(known)
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if not close:
+        lower = {k.lower(): k for k in known}
+        close = [lower[c] for c in difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)]
+    if close:
+        return f"did you mean {close[0]!r}?"
+    shown = ", ".join(known[:12]) + (", ..." if len(known) > 12 else "")
+    return f"known: {shown}" if known else "none are known"
+
+
+class _Checker:
+    def __init__(self, path: str, config: Config, registry: DatasourceRegistry) -> None:
+        self.path = path
+        self.config = config
+        self.registry = registry
+        self.problems: list[Problem] = []
+        self._schemas: dict[str, dict[str, list[str]] | None] = {}
+
+    def problem(self, case: EvalCase, spans: CaseSpans | None, field: str, message: str) -> None:
+        line, column = (case.location.line, case.location.column) if case.location else (0, 0)
+        if spans is not None and field in spans.nodes:
+            mark = spans.nodes[field][1].start_mark
+            line, column = mark.line + 1, mark.column + 1
+        self.problems.append(Problem(self.path, line, column, message, case.id))
+
+    def schema(self, name: str) -> dict[str, list[str]] | None:
+        if name not in self._schemas:
+            try:
+                info = introspect(self.registry.get(name))
+                self._schemas[name] = {t: [c.name for c in tb.columns] for t, tb in info.tables.items()}
+            except QueryError as exc:
+                self.problems.append(Problem(self.path, 0, 0, f"datasource {name!r}: {exc.message}", None))
+                self._schemas[name] = None
+        return self._schemas[name]
+
+    def case(self, case: EvalCase, spans: CaseSpans | None) -> None:
+        config = self.config
+        known_ds = {d.lower(): d for d in config.datasources}
+        for ds in case.datasources:
+            if ds.lower() not in known_ds:
+                self.problem(case, spans, "datasources",
+                             f"unknown datasource {ds!r} in {config.path.name} ({_hint(ds, config.datasources)})")
+        known_roles = {r.lower() for r in config.roles}
+        for role in case.outcome:
+            if role.lower() not in known_roles:
+                self.problem(case, spans, "outcome",
+                             f"unknown role {role!r} in {config.path.name} ({_hint(role, config.roles)})")
+        if len(case.datasources) != 1 or case.datasources[0].lower() not in known_ds:
+            return
+        name = known_ds[case.datasources[0].lower()]
+        schema = self.schema(name)
+        if schema is None:
+            return
+        tables = {t.lower(): t for t in schema}
+        for table in case.tables:
+            if table.lower() not in tables:
+                self.problem(case, spans, "tables", f"unknown table {table!r} in {name} ({_hint(table, schema)})")
+        for ref in case.columns:
+            table, _, column = ref.rpartition(".")
+            real = tables.get(table.lower())
+            if real is None:
+                self.problem(case, spans, "columns", f"unknown table {table!r} in {name} ({_hint(table, schema)})")
+            elif column.lower() not in {c.lower() for c in schema[real]}:
+                self.problem(case, spans, "columns",
+                             f"unknown column {real}.{column} in {name} ({_hint(column, schema[real])})")
+        if case.plan:
+            self.plan(case, spans, name, schema)
+
+    def plan(self, case: EvalCase, spans: CaseSpans | None, name: str, schema: dict[str, list[str]]) -> None:
+        raw = dict(case.plan)
+        raw.setdefault("datasource", name)
+        try:
+            plan = PlanModel.from_dict(raw)
+        except PlanError as exc:
+            self.problem(case, spans, "plan", _plan_message(exc))
+            return
+        try:
+            resolution = resolve(plan, schema, dialect=self.registry.get(name).dialect)
+        except CompileError as exc:
+            self.problem(case, spans, "plan", f"plan: {exc}")
+            return
+        if resolution.status == "not_answerable" and plan.kind == "answer":
+            missing = resolution.message.split(": ", 1)[-1]
+            columns = sorted({c for cols in schema.values() for c in cols} | set(schema))
+            hints = []
+            for ref in (m.strip() for m in missing.split(",")):
+                word = ref.rpartition(".")[2]
+                hints.append(f"{ref} ({_hint(word, columns)})")
+            self.problem(case, spans, "plan", f"plan reads names {name} does not have: {'; '.join(hints)}")
+
+
+def _plan_message(exc: PlanError) -> str:
+    """A plan problem with a did-you-mean for a misspelt key (the format lists the known ones)."""
+    problem = exc.problem
+    if problem.startswith("unknown key '") and "(known: " in problem:
+        word = problem.split("'")[1]
+        known = problem.rsplit("(known: ", 1)[1].rstrip(")").split(", ")
+        close = difflib.get_close_matches(word, known, n=1)
+        if close:
+            problem = f"unknown key {word!r} (did you mean {close[0]!r}?)"
+    return f"{exc.path}: {problem}"
+
+
+def check_against_project(path: str | os.PathLike[str], config: Config) -> list[Problem]:
+    """Every problem of the suite at ``path`` that only the project can tell (see above)."""
+    shown = str(path)
+    text, _ = load_text(path)
+    spans: dict[str, CaseSpans] = {}
+    suite = parse_suite(text, shown, strict=False, spans=spans)
+    with DatasourceRegistry.from_config(config) as registry:
+        checker = _Checker(shown, config, registry)
+        for case in suite.cases:
+            if case.status is Status.APPROVED:
+                checker.case(case, spans.get(case.id))
+    return checker.problems
+
+
+def run_check(path: str | os.PathLike[str], config: Config, *, echo: Callable[[str], None] = print) -> int:
+    """The project part of ``nl2sql suite check``: print each problem; 1 when there are any."""
+    problems = check_against_project(path, config)
+    for problem in problems:
+        echo(str(problem))
+    return 1 if problems else 0
