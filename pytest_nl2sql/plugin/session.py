@@ -392,5 +392,5 @@ def _untested_unanswerable(path: Path, approved: list[Any], settings: Any) -> li
     return [
         f"nl2sql: {path.name}: {len(untested)} unanswerable cases have no plan ({shown}); in mode plans "
         "the fake LLM answers not_answerable for them, so they pass without testing the engine "
-        "(give each a plan {kind: not_answerable, reason: ...} to test the refusal path, or run mode full)"
+        "(give each a plan {kind: not_answerable, reason: ...} to test the not-answerable path, or run mode full)"
     ]

@@ -4,7 +4,8 @@ Execution accuracy on one database passes a wrong query that happens to give the
 on that data. A *neighbour* keeps the real database's schema -- its ``CREATE`` statements as
 they are, so types, primary keys, NOT NULL, UNIQUE, CHECK and foreign keys hold -- and fills
 every table with a few rows whose values come from the column's own values plus boundary and
-perturbed ones: NULL (where allowed), the smallest and largest value, a value one off, an
+perturbed ones: NULL (where allowed; in a foreign-key column only where the real data has
+one), the smallest and largest value, a value one off, an
 empty text, repeats (ties and duplicates), and now and then an empty table. An answer passes
 the test suite only when it gives the gold's rows on the real database and on every
 neighbour (``TestSuite.check``).
@@ -55,6 +56,8 @@ MAX_ROWS = 24
 EMPTY_TABLE_RATE = 0.08
 #: How long one query may run on a neighbour.
 QUERY_SECONDS = 5.0
+#: Bumped whenever generation changes, so cached neighbours of an older generator are not reused.
+GENERATOR_VERSION = 2
 
 
 @attrs.frozen
@@ -64,6 +67,7 @@ class ColumnSpec:
     notnull: bool
     pk: int  # position in the primary key, 0 if not part of it
     values: tuple  # a sample of the column's distinct values in the real database
+    has_null: bool = True  # whether the real column holds a NULL
 
 
 @attrs.frozen
@@ -101,7 +105,10 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
                     f"SELECT DISTINCT {_q(cname)} FROM {_q(name)} WHERE {_q(cname)} IS NOT NULL LIMIT {SAMPLE_VALUES}"
                 )
             )
-            cols.append(ColumnSpec(cname, decl or "", bool(notnull), pk, sample))
+            has_null = con.execute(
+                f"SELECT EXISTS (SELECT 1 FROM {_q(name)} WHERE {_q(cname)} IS NULL)"
+            ).fetchone()[0]
+            cols.append(ColumnSpec(cname, decl or "", bool(notnull), pk, sample, bool(has_null)))
         foreign = tuple(
             (r[3], r[2], r[4] or "") for r in con.execute(f"PRAGMA foreign_key_list({_q(name)})")
         )
@@ -139,11 +146,11 @@ def _canon(tables: dict[str, TableSpec], name: str) -> str:
 
 
 def digest(tables: Sequence[TableSpec], extra: Sequence[str]) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"generator {GENERATOR_VERSION}".encode())
     for t in tables:
         h.update(t.sql.encode())
         for c in t.columns:
-            h.update(repr((c.name, c.values)).encode())
+            h.update(repr((c.name, c.values, c.has_null)).encode())
     for s in extra:
         h.update(s.encode())
     return h.hexdigest()[:16]
@@ -216,9 +223,12 @@ def _fill(con: sqlite3.Connection, tables: Sequence[TableSpec], rnd: random.Rand
                 if ref is not None:
                     parent, pcol = ref
                     parents = keys.get((parent.lower(), pcol.lower())) or keys.get((parent.lower(), "")) or []
-                    if parents and (c.notnull or rnd.random() > 0.1):
+                    # a NULL key only where the real data has one: a schema that merely allows it
+                    # (as most of Spider's do) would make orphan rows no real query meets
+                    nullable = not c.notnull and c.has_null
+                    if parents and (not nullable or rnd.random() > 0.1):
                         row.append(rnd.choice(parents))
-                    elif not c.notnull or not parents:
+                    elif nullable or not parents:
                         row.append(None)
                     continue
                 if not c.notnull and not c.pk and rnd.random() < 0.12:

@@ -118,8 +118,8 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
         name = case.datasources[0]
         try:
             adapter = registry.get(name)
-        except KeyError:
-            failed.append((case.id, f"unknown datasource {name!r}"))
+        except KeyError as exc:  # the registry's message names the known ones, with a did-you-mean
+            failed.append((case.id, str(exc)))
             continue
         results = []
         why = None

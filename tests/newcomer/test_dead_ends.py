@@ -263,3 +263,11 @@ def test_a_refusal_failure_does_not_talk_about_our_validator() -> None:
     score = _outcome(ctx)
     assert score is not None and not score.passed
     assert score.detail == "expected a refusal (status refused, no rows), got ok with rows"
+
+
+def test_regenerate_suggests_the_datasource_a_misspelt_name_meant(project: Path) -> None:
+    suite = project / "evals" / "typo.yaml"
+    suite.write_text(TWO_DATASOURCES.split("- id: two")[0].replace("[chinook]", "[chinok]"))
+    proc = _run([*CLI, "eval", "regenerate", str(suite)], project)
+    assert proc.returncode == 1
+    assert "failed: case 'one': unknown datasource 'chinok' (did you mean 'chinook'?" in proc.stdout
