@@ -231,8 +231,19 @@ class Nl2sqlRun:
 
             path = self.config_path()
             root = path.parent if path is not None else Path(str(self.config.rootpath))
-            self._neighbourhood = from_project(self.project, self.settings.test_suite, root / ".nl2sql-cache" / "neighbours")
+            self._neighbourhood = from_project(
+                self.project, self.settings.test_suite, root / ".nl2sql-cache" / "neighbours", golds=self._golds_of
+            )
         return self._neighbourhood
+
+    def _golds_of(self, datasource: str) -> list[str]:
+        """The gold SQL of the approved cases about ``datasource`` (for distilled neighbours)."""
+        out: list[str] = []
+        for suite in self.suites.values():
+            for case in suite.cases:
+                if case.status is Status.APPROVED and case.sql and [d.lower() for d in case.datasources] == [datasource.lower()]:
+                    out.append(case.sql)
+        return out
 
     # -- engine and LLM -------------------------------------------------------------
     @property

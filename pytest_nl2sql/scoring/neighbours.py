@@ -40,6 +40,7 @@ __all__ = [
     "Neighbourhood",
     "TableSpec",
     "disagreement",
+    "distil",
     "from_project",
     "keep_best",
     "neighbours",
@@ -353,6 +354,10 @@ class Neighbourhood:
     resolve: Callable[[str], Path | None]
     cache_dir: Path
     seed: int = 0
+    #: datasource -> the gold SQL of its cases: when given, each datasource keeps the ``k`` of
+    #: ``k * pool`` candidates that kill the most mutants of those queries (``distil``)
+    golds: Callable[[str], Sequence[str]] | None = None
+    pool: int = 3
     _built: dict[str, list[Path] | None] = attrs.field(factory=dict)
     build_seconds: dict[str, float] = attrs.field(factory=dict)
 
@@ -363,7 +368,11 @@ class Neighbourhood:
                 self._built[datasource] = None
             else:
                 start = time.perf_counter()
-                self._built[datasource] = neighbours(db, self.k, self.seed, self.cache_dir)
+                golds = list(self.golds(datasource)) if self.golds is not None else []
+                if golds and self.pool > 1:
+                    self._built[datasource] = distil(db, self.k, self.seed, self.cache_dir, golds, pool=self.pool)
+                else:
+                    self._built[datasource] = neighbours(db, self.k, self.seed, self.cache_dir)
                 self.build_seconds[datasource] = time.perf_counter() - start
         return self._built[datasource]
 
@@ -415,12 +424,60 @@ def sqlite_file(url: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def from_project(project: Any, k: int, cache_dir: Path, seed: int = 0) -> Neighbourhood:
-    """The neighbourhood of a loaded nl2sql.yaml's SQLite datasources."""
+def distil(
+    database: Path, k: int, seed: int, cache_dir: Path, golds: Sequence[str], *, pool: int = 3, per_query: int = 8
+) -> list[Path]:
+    """The ``k`` of ``k * pool`` neighbours of ``database`` that together kill the most mutants
+    of the ``golds`` (up to ``per_query`` each), as the test-suite paper distils its databases. The choice is remembered in ``cache_dir``, keyed on
+    the schema digest, the seed, ``k``, ``pool`` and the gold queries."""
+    import json
+
+    from pytest_nl2sql.scoring.mutants import kill_rates, mutants
+
+    candidates = neighbours(database, k * pool, seed, cache_dir)
+    h = hashlib.sha256(json.dumps([GENERATOR_VERSION, candidates[0].name if candidates else "", k, pool, per_query, sorted(golds)]).encode())
+    memo = cache_dir / f"distilled-{h.hexdigest()[:16]}.json"
+    try:
+        names = json.loads(memo.read_text())
+        chosen = [cache_dir / n for n in names]
+        if len(chosen) == min(k, len(candidates)) and all(p.is_file() for p in chosen):
+            return chosen
+    except (OSError, ValueError, TypeError):
+        pass
+    # kills are counted on the small candidates alone (the real database, often far larger,
+    # is not queried): the k that together tell the most mutants from their gold are kept
+    found_by_gold = []
+    for gold in golds:
+        try:
+            found_by_gold.append(mutants(gold, "sqlite", limit=per_query))
+        except Exception:  # noqa: BLE001 -- a gold that does not parse has no mutants
+            found_by_gold.append([])
+    per: dict[Path, set] = {c: set() for c in candidates}
+    for c in candidates:
+        runner = lambda sql, c=c: run_query(c, sql)  # noqa: E731
+        for g, (gold, found) in enumerate(zip(golds, found_by_gold, strict=True)):
+            if not found:
+                continue
+            try:
+                report = kill_rates(gold, found, runner, ())
+            except Exception:  # noqa: BLE001 -- the gold fails on this candidate: it kills nothing
+                continue
+            per[c] |= {(g, i) for i in report.killed_real}
+    chosen = keep_best(candidates, lambda c: per[c], k)
+    with contextlib.suppress(OSError):
+        memo.write_text(json.dumps([p.name for p in chosen]))
+    return chosen
+
+
+def from_project(
+    project: Any, k: int, cache_dir: Path, seed: int = 0, golds: Callable[[str], Sequence[str]] | None = None
+) -> Neighbourhood:
+    """The neighbourhood of a loaded nl2sql.yaml's SQLite datasources; with ``golds``
+    (datasource -> its cases' gold SQL), distilled neighbours (``distil``)."""
     configs = {name.lower(): cfg for name, cfg in (getattr(project, "datasources", None) or {}).items()}
 
     def resolve(name: str) -> Path | None:
         cfg = configs.get(name.lower())
         return sqlite_file(cfg.url) if cfg is not None else None
 
-    return Neighbourhood(k=k, resolve=resolve, cache_dir=cache_dir, seed=seed)
+    return Neighbourhood(k=k, resolve=resolve, cache_dir=cache_dir, seed=seed, golds=golds)
