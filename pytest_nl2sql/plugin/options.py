@@ -33,6 +33,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("predictions", {"metavar": "FILE"}, "string", "answer from precomputed predictions (JSONL or YAML) instead of an engine"),
     ("audit", {"action": "store_true", "default": None}, None, "audit the suites' gold (SQL runs, ties at LIMIT, stale rows, ...); errors fail the run"),
     ("audit-warnings", {"action": "store_true", "default": None}, None, "with --nl2sql-audit: warnings fail the run too"),
+    ("audit-mutants", {"action": "store_true", "default": None}, None, "with --nl2sql-audit: also run mutants of each gold sql (kill rates, weak-gold)"),
     ("seed", {"metavar": "DATASOURCE"}, None, "draft cases from this datasource's schema (with --nl2sql-seed-out)"),
     ("seed-out", {"metavar": "PATH"}, None, "the drafts file --nl2sql-seed writes"),
     ("seed-count", {"type": int, "metavar": "N"}, None, "how many drafts --nl2sql-seed writes (default 50)"),
@@ -78,6 +79,7 @@ class Settings:
     predictions: Path | None
     audit: bool
     audit_warnings: bool
+    audit_mutants: bool
     seed: str | None
     seed_out: Path | None
     seed_count: int
@@ -167,6 +169,7 @@ def read_settings(config: pytest.Config) -> Settings:
         predictions=Path(predictions) if predictions else None,
         audit=bool(_get(config, "audit")),
         audit_warnings=bool(_get(config, "audit-warnings")),
+        audit_mutants=bool(_get(config, "audit-mutants")),
         seed=_get(config, "seed"),
         seed_out=Path(_get(config, "seed-out")) if _get(config, "seed-out") else None,
         seed_count=_seed_count(config),

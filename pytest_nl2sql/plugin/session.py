@@ -153,7 +153,8 @@ class Nl2sqlSession:
 
             paths = sorted(self._suite_paths)
             self.upkeep_status["audit"] = run_audit(
-                paths, project, fail_on_warnings=settings.audit_warnings, echo=self.upkeep_lines.append
+                paths, project, fail_on_warnings=settings.audit_warnings, echo=self.upkeep_lines.append,
+                mutants=settings.audit_mutants,
             )
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -217,3 +217,17 @@ def test_keep_best_picks_the_databases_that_together_kill_the_most() -> None:
     kills = {Path("a"): {1, 2}, Path("b"): {1, 2, 3}, Path("c"): {4}, Path("d"): {3}}
     assert keep_best(list(kills), kills.__getitem__, 2) == [Path("b"), Path("c")]
     assert keep_best(list(kills), kills.__getitem__, 4) == [Path("b"), Path("c"), Path("a"), Path("d")]
+
+
+def test_the_pytest_audit_runs_mutants_when_asked(tmp_path: Path, demo_dir: Path) -> None:
+    root = tmp_path / "proj"
+    shutil.copytree(demo_dir, root)
+    (root / "evals" / "small.yaml").write_text(SUITE, encoding="utf-8")
+    assert subprocess.run([*CLI, "eval", "regenerate", "evals/small.yaml"], cwd=root, capture_output=True, timeout=300).returncode == 0
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "--nl2sql-suite", "evals/small.yaml",
+            "--nl2sql-mode", "retrieval", "--nl2sql-audit"]
+    plain = subprocess.run(base, cwd=root, capture_output=True, text=True, timeout=300)
+    assert "mutants killed" not in plain.stdout
+    proc = subprocess.run([*base, "--nl2sql-audit-mutants"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert "case 'weak_media': mutants killed 0/1 (0%) on the database" in proc.stdout, proc.stdout[-2000:]
+    assert "[weak-gold]" in proc.stdout
