@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -198,20 +197,9 @@ class RunReport:
         self.meta = meta
 
     def _group(self, key: str, records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        groups: dict[str, list[bool]] = defaultdict(list)
-        for r in records:
-            values = r.get(key)
-            if values is None:
-                continue
-            for v in values if isinstance(values, list) else [values]:
-                groups[str(v)].append(_passed(r))
-        return {k: self._stat(v) for k, v in sorted(groups.items())}
+        return breakdowns.group(records, key, _passed)
 
-    @staticmethod
-    def _stat(flags: Sequence[bool]) -> dict[str, Any]:
-        n, p = len(flags), sum(flags)
-        lo, hi = wilson(p, n)
-        return {"passed": p, "total": n, "accuracy": (p / n) if n else None, "ci95": [round(lo, 4), round(hi, 4)]}
+    _stat = staticmethod(breakdowns.stat)
 
     def summary(self) -> dict[str, Any]:
         ran = [r for r in self.records if r.get("verdict") not in ("skipped",)]
