@@ -27,11 +27,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from pytest_nl2sql.suitefile.lock import replace_bytes
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_ENTRIES", "MAX_ENTRY_BYTES", "ResponseCache", "cache_key"]
 
@@ -130,17 +131,7 @@ class ResponseCache:
         try:
             self._tag()
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=path.parent)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            replace_bytes(path, data)
         except OSError:
             return False
         with self._lock:
@@ -228,7 +219,7 @@ class ResponseCache:
             for sub in os.scandir(self.folder):
                 if sub.is_dir(follow_symlinks=False) and len(sub.name) == 2:
                     for f in os.scandir(sub.path):
-                        if f.name.startswith(".tmp-") and f.name.endswith(".part"):
+                        if f.name.startswith(".") and f.name.endswith(".tmp"):  # replace_bytes' temporaries
                             os.unlink(f.path)
                     try:
                         os.rmdir(sub.path)

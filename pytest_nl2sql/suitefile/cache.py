@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -178,22 +177,10 @@ def put(name: str, suite: EvalSuite) -> None:
         return  # a value JSON cannot hold: this suite is simply not cached
     if text is None:
         return
-    from pytest_nl2sql.suitefile.lock import remove_stale_temps, temp_prefix
+    from pytest_nl2sql.suitefile.lock import replace_bytes
 
-    target = folder / f"{name}{_SUFFIX}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        remove_stale_temps(target)  # one left by a process killed while writing this entry
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=temp_prefix(target), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(text.encode("utf-8"))
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        replace_bytes(folder / f"{name}{_SUFFIX}", text.encode("utf-8"))
     except OSError:
         return  # a read-only home is not an error: the cache is an optimisation

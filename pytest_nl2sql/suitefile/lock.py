@@ -26,7 +26,7 @@ from filelock import FileLock, Timeout
 
 from pytest_nl2sql.errors import LockTimeout, Nl2sqlError
 
-__all__ = ["LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "temp_prefix", "write_atomic"]
+__all__ = ["LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "replace_bytes", "temp_prefix", "write_atomic"]
 
 # -- files -----------------------------------------------------------------------------
 
@@ -160,26 +160,25 @@ def temp_prefix(target: Path) -> str:
     return f".{target.name}.{os.getpid()}@{_HOST}."
 
 
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) so readers see the old or the new file, never half.
-
-    A symlink is written through: its target is replaced and the link stays a link. The
-    temporary file is removed on every error; one left by a killed process is removed by the
-    next write to the same file.
-    """
-    target = real_path(path)
-    data = text.encode("utf-8")
+def replace_bytes(target: Path, data: bytes, *, durable: bool = False) -> None:
+    """Replace the file ``target`` with ``data`` atomically (a temporary file in its folder,
+    then ``os.replace``): readers see the old or the new bytes, never half. The temporary file
+    is removed on every error, and one left by a killed process by the next write to ``target``
+    (``remove_stale_temps``). ``durable`` also fsyncs the data and the folder and keeps the
+    file's mode (suites); without it (caches) a crash may lose the write, never corrupt it."""
     remove_stale_temps(target)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(target), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-        except FileNotFoundError:
-            os.chmod(tmp, 0o644)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if durable:
+            try:
+                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+            except FileNotFoundError:
+                os.chmod(tmp, 0o644)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -187,13 +186,24 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         except OSError:
             pass
         raise
-    try:
-        dfd = os.open(target.parent, os.O_RDONLY)
+    if durable:
         try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+            dfd = os.open(target.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:
+            pass
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) so readers see the old or the new file, never half.
+
+    A symlink is written through: its target is replaced and the link stays a link. The
+    temporary file is removed on every error; one left by a killed process is removed by the
+    next write to the same file.
+    """
+    replace_bytes(real_path(path), text.encode("utf-8"), durable=True)
 
 

@@ -284,6 +284,10 @@ def apply_plans(text: str, plans: Mapping[str, Mapping[str, Any]], path: str = "
     field, or replacing the plan it has); every other byte stays as it was."""
     spans: dict[str, CaseSpans] = {}
     parse_suite(text, path, strict=False, spans=spans)
+    return _apply_plans(text, spans, plans, path)
+
+
+def _apply_plans(text: str, spans: Mapping[str, CaseSpans], plans: Mapping[str, Mapping[str, Any]], path: str) -> str:
     nl = newline(text)
     edits = Edits()
     for case_id, plan in plans.items():
@@ -314,11 +318,12 @@ def update_plans(
     writer changed meanwhile (or that is gone) is dropped, not given a stale plan."""
     with lock_for(path):
         text, _ = load_text(path)
-        suite = parse_suite(text, str(path), strict=False)
+        spans: dict[str, CaseSpans] = {}
+        suite = parse_suite(text, str(path), strict=False, spans=spans)  # parsed once, under the lock
         now = {c.id: c.sql for c in suite.cases}
         dropped = tuple(cid for cid in plans if cid not in now or now[cid] != sql_of.get(cid))
         kept = {cid: p for cid, p in plans.items() if cid not in dropped}
-        new = apply_plans(text, kept, str(path))
+        new = _apply_plans(text, spans, kept, str(path))
         if new == text:
             return False, dropped
         write_atomic(path, ("\ufeff" if _has_bom(path) else "") + new)

@@ -472,12 +472,17 @@ def audit_suite(
     Raises ``SuiteError`` when the file does not load. Nothing is written anywhere (but the
     neighbour databases' cache, with ``--mutants``).
     """
-    shown = str(path)
-    suite = load_suite(path, strict=False, use_cache=False)
+    return _audit_cases(str(path), load_suite(path, strict=False, use_cache=False), registry, mutation)
+
+
+def _audited(suite: Any) -> list[Any]:
+    """The cases an audit looks at: approved, answer cases with sql."""
+    return [c for c in suite.cases if c.status is Status.APPROVED and c.kind is not Kind.ROUTING and c.sql is not None]
+
+
+def _audit_cases(shown: str, suite: Any, registry: DatasourceRegistry, mutation: Mutation | None) -> list[Finding]:
     findings: list[Finding] = []
-    for case in suite.cases:
-        if case.status is not Status.APPROVED or case.kind is Kind.ROUTING or case.sql is None:
-            continue
+    for case in _audited(suite):
         line = case.location.line if case.location else 0
         if len(case.datasources) != 1:
             findings.append(
@@ -518,8 +523,9 @@ def run_audit(
     with DatasourceRegistry.from_config(config) as registry:
         for path in paths:
             try:
-                findings.extend(audit_suite(path, registry, mutation))
-                audited += _auditable(path)
+                suite = load_suite(path, strict=False, use_cache=False)  # read once
+                findings.extend(_audit_cases(str(path), suite, registry, mutation))
+                audited += len(_audited(suite))
             except SuiteError as exc:
                 echo(str(exc))
                 broken += 1
@@ -557,10 +563,3 @@ def mutant_lines(reports: Iterable[tuple[str, str, KillReport]]) -> list[str]:
         )
     return lines
 
-
-def _auditable(path: str | os.PathLike[str]) -> int:
-    """How many cases of the suite at ``path`` the audit looks at."""
-    suite = load_suite(path, strict=False)
-    return sum(
-        1 for c in suite.cases if c.status is Status.APPROVED and c.kind is not Kind.ROUTING and c.sql is not None
-    )

@@ -93,6 +93,6 @@ def test_the_cache_is_bounded_and_evicts_the_least_recently_used(tmp_path: Path)
         assert cache.put(key, content="{}", model="m", usage=(0, 0))
     assert cache.stats()["entries"] <= 10
     assert not cache.put(cache_key({"big": 1}), content="x" * (2 * 1024 * 1024), model="m", usage=(0, 0))
-    assert not list(tmp_path.glob("*/.tmp-*"))  # no temporary file left behind
+    assert not list(tmp_path.glob("*/.*.tmp"))  # no temporary file left behind
     assert cache.clear() >= 9
     assert cache.stats()["entries"] == 0
