@@ -329,6 +329,35 @@ def _cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cache_neighbours(args: argparse.Namespace) -> int:
+    """nl2sql cache neighbours [--clear]: the neighbour databases of --nl2sql-test-suite and
+    audit --mutants: SQLite files beside nl2sql.yaml, PostgreSQL ones on the scratch server."""
+    from pathlib import Path
+
+    from pytest_nl2sql.scoring.pgneighbours import NeighbourSetupError, drop_neighbours
+
+    project = _project(args.config, ".")
+    folder = Path(project.path).parent / ".nl2sql-cache" / "neighbours"  # type: ignore[attr-defined]
+    files = sorted(folder.glob("*.sqlite")) + sorted(folder.glob("distilled-*.json")) if folder.is_dir() else []
+    if args.clear:
+        for path in files:
+            path.unlink(missing_ok=True)
+    print(f"{folder}: {'removed' if args.clear else 'holds'} {len(files)} files")
+    scratch = project.test_suite  # type: ignore[attr-defined]
+    if not scratch.scratch_url:
+        return 0
+    try:
+        names = drop_neighbours(scratch.scratch_url, allow_privileged_login=scratch.allow_privileged_login,
+                                dry_run=not args.clear)
+    except NeighbourSetupError as exc:
+        print(f"nl2sql: {exc}", file=sys.stderr)
+        return 1
+    from pytest_nl2sql.config import redact_url
+
+    print(f"{redact_url(scratch.scratch_url)}: {'dropped' if args.clear else 'holds'} {len(names)} neighbour databases")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="nl2sql", description="Test NL2SQL systems with reviewed suites.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -418,6 +447,10 @@ def build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--dir", metavar="DIR", help="the cache folder (default: .nl2sql-cache/llm beside nl2sql.yaml)")
         cmd.add_argument("--config", metavar="nl2sql.yaml")
         cmd.set_defaults(func=_cache)
+    hood = cache_sub.add_parser("neighbours", help="the neighbour databases of --nl2sql-test-suite (SQLite files, PostgreSQL scratch databases)")
+    hood.add_argument("--clear", action="store_true", help="remove them all (they are built again when needed)")
+    hood.add_argument("--config", metavar="nl2sql.yaml")
+    hood.set_defaults(func=_cache_neighbours)
 
     demo = sub.add_parser("demo", help="the main job: build the demo and run its suites")
     demo.add_argument("dir", nargs="?", default="nl2sql-demo", help="folder for the demo (default: nl2sql-demo)")

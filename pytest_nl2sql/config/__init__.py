@@ -23,6 +23,7 @@ from pytest_nl2sql.config.model import (
     DatasourceConfig,
     LLMConfig,
     RoutingConfig,
+    ScratchConfig,
     find_config,
     redact_url,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "LLMConfig",
     "RolePolicy",
     "RoutingConfig",
+    "ScratchConfig",
     "find_config",
     "load_config",
     "redact_url",

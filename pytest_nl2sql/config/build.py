@@ -18,6 +18,7 @@ from pytest_nl2sql.config.model import (
     DEFAULT_ENGINE,
     ENGINE_RE,
     ENV_NAME_RE,
+    ENV_REF_RE,
     EVALS_FILENAME,
     FILE_BACKENDS,
     NAME_RE,
@@ -26,6 +27,7 @@ from pytest_nl2sql.config.model import (
     DatasourceConfig,
     LLMConfig,
     RoutingConfig,
+    ScratchConfig,
     redact_url,
 )
 from pytest_nl2sql.config.policy import RolePolicy
@@ -61,7 +63,8 @@ def load_config(path: Path | str, *, environ: Mapping[str, str] | None = None) -
     return attrs.evolve(config, evals_suites=suites)
 
 
-_TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "feedback")
+_TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "feedback", "test_suite")
+_TEST_SUITE_KEYS = ("scratch_url", "allow_privileged_login")
 _DATASOURCE_KEYS = (
     "url", "description", "sample_questions", "row_limit", "timeout_s", "allow_privileged_login"
 )
@@ -106,6 +109,7 @@ class _ConfigBuilder:
             )
         llm = self.llm(doc)
         feedback_store = self.feedback(doc)
+        test_suite = self.test_suite(doc)
         if r.problems:
             return None
         return Config(
@@ -117,6 +121,7 @@ class _ConfigBuilder:
             engine=engine,
             llm=llm,
             feedback_store=feedback_store,
+            test_suite=test_suite,
         )
 
     # -- datasources
@@ -470,6 +475,42 @@ class _ConfigBuilder:
             return d
         values["api_key_env"] = values["api_key_env"] or None
         return LLMConfig(**values)
+
+    def test_suite(self, doc: CommentedMap) -> ScratchConfig:
+        """``test_suite: {scratch_url, allow_privileged_login}``. A ``${NAME}`` in scratch_url
+        that is not set leaves no scratch server (runs without --nl2sql-test-suite must not
+        need it); the record of a PostgreSQL item then says which variable to set."""
+        r = self.r
+        section = r.mapping(doc, "test_suite", "test_suite")
+        if section is None:
+            return ScratchConfig()
+        r.check_keys(section, _TEST_SUITE_KEYS, "test_suite")
+        privileged = r.boolean(section, "allow_privileged_login", "test_suite", False)
+        raw = section.get("scratch_url")
+        if raw is None:
+            return ScratchConfig(allow_privileged_login=bool(privileged))
+        line = r.value_line(section, "scratch_url")
+        if isinstance(raw, str):
+            unset = [m.group(2) for m in ENV_REF_RE.finditer(raw)
+                     if not m.group(1) and ENV_NAME_RE.match(m.group(2)) and m.group(2) not in r.env]
+            if unset:
+                return ScratchConfig(allow_privileged_login=bool(privileged), unset_env=unset[0])
+        url = r.string(section, "scratch_url", "test_suite")
+        if url is None:
+            return ScratchConfig()
+        try:
+            backend = make_url(url).get_backend_name()
+        except (ArgumentError, ValueError):
+            backend = None
+        if backend != "postgresql":
+            r.problem(
+                line,
+                f"test_suite.scratch_url {redact_url(url)!r} is not a PostgreSQL URL (write e.g. "
+                "postgresql+psycopg://nl2sql_scratch:${PGPASSWORD}@localhost/postgres; SQLite "
+                "datasources need no scratch server)",
+            )
+            return ScratchConfig()
+        return ScratchConfig(scratch_url=url, allow_privileged_login=bool(privileged))
 
     def feedback(self, doc: CommentedMap) -> Path | None:
         section = self.r.mapping(doc, "feedback", "feedback")

@@ -14,7 +14,7 @@ from sqlalchemy.exc import ArgumentError
 from pytest_nl2sql.config.policy import RolePolicy
 from pytest_nl2sql.errors import UnknownRole
 
-__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "find_config", "redact_url"]
+__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "find_config", "redact_url"]
 
 CONFIG_FILENAME = "nl2sql.yaml"
 EVALS_FILENAME = "evals.yaml"
@@ -88,6 +88,17 @@ class RoutingConfig:
 
 
 @attrs.frozen
+class ScratchConfig:
+    """``test_suite:`` -- where --nl2sql-test-suite builds a PostgreSQL datasource's neighbour
+    databases: a login that may create databases (docs/scoring.md)."""
+
+    scratch_url: str | None = attrs.field(default=None, repr=lambda u: redact_url(u) if u else "None")
+    allow_privileged_login: bool = False  # a superuser scratch login is refused unless set
+    #: the environment variable ``scratch_url`` names that is not set (then no scratch server)
+    unset_env: str | None = None
+
+
+@attrs.frozen
 class LLMConfig:
     """The OpenAI-compatible model the reference engine calls. The key is read from the env."""
 
@@ -119,6 +130,7 @@ class Config:
     engine: str = DEFAULT_ENGINE
     llm: LLMConfig = LLMConfig()
     feedback_store: Path | None = None
+    test_suite: ScratchConfig = ScratchConfig()
     evals_suites: tuple[Path, ...] = ()
 
     def role(self, name: str) -> RolePolicy:

@@ -47,7 +47,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("compare", {"metavar": "BASE.json"}, "string", "at the end, compare this run with an earlier JSON report: flipped items, per-tag deltas, a paired test"),
     ("shard", {"metavar": "I/N"}, None, "run only shard I of N (1-based): a stable, balanced share of the cases by case id (docs/ci.md)"),
     ("max-leak-rate", {"metavar": "X"}, "string", "fail the run when the 95% upper bound of the leak rate (answered, should be refused) is above X (0..1)"),
-    ("test-suite", {"metavar": "K"}, "string", "test-suite accuracy: an allowed item passes result_match only if its SQL gives the gold's rows on the real database and on K generated neighbour databases (SQLite; docs/scoring.md)"),
+    ("test-suite", {"metavar": "K"}, "string", "test-suite accuracy: an allowed item passes result_match only if its SQL gives the gold's rows on the real database and on K generated neighbour databases (SQLite; PostgreSQL with test_suite.scratch_url in nl2sql.yaml; docs/scoring.md)"),
 ]
 
 

@@ -8,16 +8,18 @@ perturbed ones: NULL (where allowed; in a foreign-key column only where the real
 one), the smallest and largest value, a value one off, an
 empty text, repeats (ties and duplicates), and now and then an empty table. An answer passes
 the test suite only when it gives the gold's rows on the real database and on every
-neighbour (``TestSuite.check``).
+neighbour (``disagreement``).
 
-Generation is seeded and reproducible (``random.Random`` per seed and neighbour), and each
-neighbour is cached on disk as ``<cache>/<schema digest>-<seed>-<i>.sqlite``: the digest is
-of the schema and of the sampled values, so a changed database gets new neighbours.
-SQLite only for now (PostgreSQL: not yet).
+Generation is seeded and reproducible (``random.Random`` per seed and neighbour; the draws are
+``neighbourgen.fill``'s). A SQLite datasource's neighbours are files cached on disk as
+``<cache>/<schema digest>-<seed>-<i>.sqlite``: the digest is of the schema and of the sampled
+values, so a changed database gets new neighbours. A PostgreSQL datasource's are databases on
+the scratch server that ``test_suite.scratch_url`` names (``pgneighbours``); other backends
+have none, and ``Neighbourhood.why_not`` says so.
 
 Distilled neighbours (Zhong et al. 2020 keep the generated databases that kill the most
-mutants of the gold queries): ``neighbours(..., kills=f, pool=P)`` builds ``k * P`` candidates
-and keeps the ``k`` that together kill the most (``keep_best``, greedy); ``f(path)`` is the
+mutants of the gold queries): ``distil`` and ``neighbours(..., kills=f, pool=P)`` build ``k * P`` candidates
+and keep the ``k`` that together kill the most (``keep_best``, greedy); ``f(path)`` is the
 set of mutants (any hashable ids) that the candidate at ``path`` tells apart from their gold.
 """
 
@@ -29,6 +31,7 @@ import os
 import random
 import sqlite3
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -36,9 +39,27 @@ from typing import Any
 
 import attrs
 
+from pytest_nl2sql.datasources.adapter import QueryError
+from pytest_nl2sql.scoring.neighbourgen import (
+    GENERATOR_VERSION,
+    SAMPLE_VALUES,
+    ColumnSpec,
+    TableSpec,
+    digest,
+    fill,
+    fk_order,
+)
+from pytest_nl2sql.scoring.neighbourgen import quote_ident as _q
+from pytest_nl2sql.scoring.pgneighbours import NeighbourSetupError, PgNeighbour, PgSource
+
 __all__ = [
+    "QUERY_FAILED",
+    "Neighbour",
     "Neighbourhood",
+    "NeighboursUnavailable",
+    "Source",
     "TableSpec",
+    "build",
     "disagreement",
     "distil",
     "from_project",
@@ -49,40 +70,8 @@ __all__ = [
     "sqlite_file",
 ]
 
-#: Distinct values sampled per column of the real database.
-SAMPLE_VALUES = 40
-#: Rows per table of a neighbour (at most).
-MAX_ROWS = 24
-#: The share of neighbours' tables left empty.
-EMPTY_TABLE_RATE = 0.08
-#: How long one query may run on a neighbour.
+#: How long one query may run on a SQLite neighbour.
 QUERY_SECONDS = 5.0
-#: Bumped whenever generation changes, so cached neighbours of an older generator are not reused.
-GENERATOR_VERSION = 2
-
-
-@attrs.frozen
-class ColumnSpec:
-    name: str
-    decl: str
-    notnull: bool
-    pk: int  # position in the primary key, 0 if not part of it
-    values: tuple  # a sample of the column's distinct values in the real database
-    has_null: bool = True  # whether the real column holds a NULL
-
-
-@attrs.frozen
-class TableSpec:
-    name: str
-    sql: str
-    columns: tuple[ColumnSpec, ...]
-    # (column, parent table, parent column) for each foreign key column
-    foreign: tuple[tuple[str, str, str], ...]
-    unique: tuple[tuple[str, ...], ...]
-
-
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
@@ -118,141 +107,21 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
             if idx[2]:  # unique
                 unique.append(tuple(r[2] for r in con.execute(f"PRAGMA index_info({_q(idx[1])})")))
         tables[name] = TableSpec(name, sql, tuple(cols), foreign, tuple(unique))
-    return _fk_order(tables), extra
-
-
-def _fk_order(tables: dict[str, TableSpec]) -> list[TableSpec]:
-    done: list[TableSpec] = []
-    seen: set[str] = set()
-
-    def visit(name: str, path: frozenset[str]) -> None:
-        if name in seen or name not in tables or name in path:
-            return
-        for _c, parent, _pc in tables[name].foreign:
-            if parent.lower() != name.lower():
-                visit(_canon(tables, parent), path | {name})
-        seen.add(name)
-        done.append(tables[name])
-
-    for name in tables:
-        visit(name, frozenset())
-    return done
-
-
-def _canon(tables: dict[str, TableSpec], name: str) -> str:
-    for t in tables:
-        if t.lower() == name.lower():
-            return t
-    return name
-
-
-def digest(tables: Sequence[TableSpec], extra: Sequence[str]) -> str:
-    h = hashlib.sha256(f"generator {GENERATOR_VERSION}".encode())
-    for t in tables:
-        h.update(t.sql.encode())
-        for c in t.columns:
-            h.update(repr((c.name, c.values, c.has_null)).encode())
-    for s in extra:
-        h.update(s.encode())
-    return h.hexdigest()[:16]
-
-
-def _affinity(decl: str) -> str:
-    d = decl.upper()
-    if "INT" in d:
-        return "int"
-    if any(w in d for w in ("CHAR", "CLOB", "TEXT")):
-        return "text"
-    if any(w in d for w in ("REAL", "FLOA", "DOUB")):
-        return "real"
-    if any(w in d for w in ("NUM", "DEC")):
-        return "real"
-    return "any"
-
-
-def _perturbed(col: ColumnSpec, rnd: random.Random) -> list[Any]:
-    """Boundary and perturbed values for one column, beside its own."""
-    vals = list(col.values)
-    out: list[Any] = []
-    nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    texts = [v for v in vals if isinstance(v, str)]
-    kind = _affinity(col.decl)
-    if nums:
-        lo, hi = min(nums), max(nums)
-        out += [lo, hi]
-        if all(isinstance(v, int) for v in nums):
-            out += [lo - 1, hi + 1, 0, rnd.choice(nums) + 1]
-        else:
-            out += [lo - 0.5, hi + 0.5, 0.0, round(rnd.choice(nums) * 1.01, 2)]
-    elif kind == "int":
-        out += [0, 1, -1, 2]
-    elif kind == "real":
-        out += [0.0, 1.5, -2.25]
-    if texts:
-        s = rnd.choice(texts)
-        out += [min(texts), max(texts), "", s.upper() if s.upper() != s else s.lower(), s + " "]
-    elif kind == "text":
-        out += ["", "a", "Z"]
-    return out
-
-
-def _pool(col: ColumnSpec, rnd: random.Random) -> list[Any]:
-    pool = list(col.values) or []
-    pool += _perturbed(col, rnd)
-    if not pool:
-        pool = [0, 1, "x"]
-    return pool
+    return fk_order(tables), extra
 
 
 def _fill(con: sqlite3.Connection, tables: Sequence[TableSpec], rnd: random.Random) -> None:
-    keys: dict[tuple[str, str], list[Any]] = {}  # (table, column) -> values written, for children
-    for t in tables:
-        n = 0 if rnd.random() < EMPTY_TABLE_RATE else rnd.randint(1, MAX_ROWS)
-        fk = {c.lower(): (p, pc) for c, p, pc in t.foreign}
-        pools = {c.name: _pool(c, rnd) for c in t.columns}
-        pk_cols = [c for c in t.columns if c.pk]
+    def insert(t: TableSpec, row: list) -> bool:
         names = ", ".join(_q(c.name) for c in t.columns)
         marks = ", ".join("?" for _ in t.columns)
-        insert = f"INSERT OR IGNORE INTO {_q(t.name)} ({names}) VALUES ({marks})"
-        written: list[tuple] = []
-        tries = 0
-        while len(written) < n and tries < n * 4:
-            tries += 1
-            row = []
-            for c in t.columns:
-                ref = fk.get(c.name.lower())
-                if ref is not None:
-                    parent, pcol = ref
-                    parents = keys.get((parent.lower(), pcol.lower())) or keys.get((parent.lower(), "")) or []
-                    # a NULL key only where the real data has one: a schema that merely allows it
-                    # (as most of Spider's do) would make orphan rows no real query meets
-                    nullable = not c.notnull and c.has_null
-                    if parents and (not nullable or rnd.random() > 0.1):
-                        row.append(rnd.choice(parents))
-                    elif nullable or not parents:
-                        row.append(None)
-                    continue
-                if not c.notnull and not c.pk and rnd.random() < 0.12:
-                    row.append(None)
-                elif len(pk_cols) == 1 and c.pk and _affinity(c.decl) == "int":
-                    base = [v for v in pools[c.name] if isinstance(v, int)] or [1]
-                    row.append(rnd.choice(base) if rnd.random() < 0.7 else rnd.randint(1, 10_000))
-                elif written and rnd.random() < 0.15:  # a repeat: ties and duplicates
-                    row.append(rnd.choice(written)[len(row)])
-                else:
-                    row.append(rnd.choice(pools[c.name]))
-            before = con.total_changes
-            try:
-                con.execute(insert, row)
-            except sqlite3.DatabaseError:  # a CHECK or a foreign key the row breaks: leave it out
-                continue
-            if con.total_changes > before:
-                written.append(tuple(row))
-        for i, c in enumerate(t.columns):
-            vals = [r[i] for r in written if r[i] is not None]
-            keys[(t.name.lower(), c.name.lower())] = vals
-            if c.pk and len(pk_cols) == 1:
-                keys[(t.name.lower(), "")] = vals  # a foreign key naming no column means the primary key
+        before = con.total_changes
+        try:
+            con.execute(f"INSERT OR IGNORE INTO {_q(t.name)} ({names}) VALUES ({marks})", row)
+        except sqlite3.DatabaseError:  # a CHECK or a foreign key the row breaks: leave it out
+            return False
+        return con.total_changes > before
+
+    fill(tables, rnd, insert)
 
 
 def _build(path: Path, tables: Sequence[TableSpec], extra: Sequence[str], seed: int, index: int) -> None:
@@ -332,9 +201,19 @@ def _connect(path: Path) -> Iterator[sqlite3.Connection]:
         con.close()
 
 
-def run_query(path: Path, sql: str, limit: int = 100_000) -> tuple[tuple[str, ...], list[tuple]]:
-    """Run one SELECT on a neighbour (read-only, no writes or ATTACH, bounded in time and rows)."""
-    with _connect(path) as con:
+#: A neighbour: a SQLite file, or a database on a PostgreSQL scratch server (``pgneighbours``).
+Neighbour = Path | PgNeighbour
+#: What ``run_query`` raises when a query fails on a neighbour.
+QUERY_FAILED = (sqlite3.Error, QueryError)
+
+
+def run_query(neighbour: Neighbour, sql: str, limit: int = 100_000) -> tuple[tuple[str, ...], list[tuple]]:
+    """Run one SELECT on a neighbour (read-only, bounded in time and rows); raises one of
+    ``QUERY_FAILED`` when it fails. SQLite: no writes, ATTACH or PRAGMA; PostgreSQL: the
+    statement guard and a READ ONLY transaction (``PgNeighbour.run``)."""
+    if isinstance(neighbour, PgNeighbour):
+        return neighbour.run(sql, limit)
+    with _connect(neighbour) as con:
         deadline = time.monotonic() + QUERY_SECONDS
         con.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
         cur = con.execute(sql)
@@ -345,36 +224,72 @@ def run_query(path: Path, sql: str, limit: int = 100_000) -> tuple[tuple[str, ..
         return cols, rows
 
 
+class NeighboursUnavailable(Exception):
+    """A datasource's neighbours could not be built; the message says why."""
+
+
+#: Where a datasource's neighbours come from: its SQLite file, or a PostgreSQL source.
+Source = Path | PgSource
+
+
+def build(source: Source, k: int, seed: int, cache_dir: Path) -> list[Neighbour]:
+    """``k`` neighbours of ``source`` (SQLite: files in ``cache_dir``; PostgreSQL: databases
+    on its scratch server), built once and then found again."""
+    if isinstance(source, PgSource):
+        return list(source.build(k, seed))
+    return list(neighbours(source, k, seed, cache_dir))
+
+
 @attrs.define
 class Neighbourhood:
-    """The neighbours of each datasource, built on first use (``resolve`` maps a datasource
-    name to its SQLite file, or None when it has none)."""
+    """The neighbours of each datasource, built on first use. ``resolve`` maps a datasource
+    name to its ``Source``, or None when it has none (``why`` then says why, for the record)."""
 
     k: int
-    resolve: Callable[[str], Path | None]
+    resolve: Callable[[str], Source | None]
     cache_dir: Path
     seed: int = 0
     #: datasource -> the gold SQL of its cases: when given, each datasource keeps the ``k`` of
     #: ``k * pool`` candidates that kill the most mutants of those queries (``distil``)
     golds: Callable[[str], Sequence[str]] | None = None
     pool: int = 3
-    _built: dict[str, list[Path] | None] = attrs.field(factory=dict)
+    why: Callable[[str], str] | None = None
+    _built: dict[str, list[Neighbour] | None] = attrs.field(factory=dict)
+    _failed: dict[str, str] = attrs.field(factory=dict)
     build_seconds: dict[str, float] = attrs.field(factory=dict)
+    _lock: threading.Lock = attrs.field(factory=threading.Lock)
 
-    def of(self, datasource: str) -> list[Path] | None:
-        if datasource not in self._built:
-            db = self.resolve(datasource)
-            if db is None:
-                self._built[datasource] = None
-            else:
+    def of(self, datasource: str) -> list[Neighbour] | None:
+        """The neighbours of ``datasource`` (None: it has none). A build that failed raises
+        ``NeighboursUnavailable`` with its reason, once per item, without trying again."""
+        with self._lock:  # items scored on several threads build a datasource's neighbours once
+            if datasource in self._failed:
+                raise NeighboursUnavailable(self._failed[datasource])
+            if datasource not in self._built:
+                source = self.resolve(datasource)
+                if source is None:
+                    self._built[datasource] = None
+                    return None
                 start = time.perf_counter()
                 golds = list(self.golds(datasource)) if self.golds is not None else []
-                if golds and self.pool > 1:
-                    self._built[datasource] = distil(db, self.k, self.seed, self.cache_dir, golds, pool=self.pool)
-                else:
-                    self._built[datasource] = neighbours(db, self.k, self.seed, self.cache_dir)
+                try:
+                    if golds and self.pool > 1:
+                        built = distil(source, self.k, self.seed, self.cache_dir, golds, pool=self.pool)
+                    else:
+                        built = build(source, self.k, self.seed, self.cache_dir)
+                except Exception as exc:  # noqa: BLE001 -- said once per item, never retried
+                    reason = str(exc) if isinstance(exc, NeighbourSetupError) else f"{type(exc).__name__}: {exc}"
+                    self._failed[datasource] = f"the neighbours of {datasource!r} could not be built: {reason}"
+                    raise NeighboursUnavailable(self._failed[datasource]) from exc
+                self._built[datasource] = built
                 self.build_seconds[datasource] = time.perf_counter() - start
-        return self._built[datasource]
+            return self._built[datasource]
+
+    def why_not(self, datasource: str) -> str:
+        """Why ``datasource`` has no neighbours, in words for the record."""
+        if self.why is not None:
+            return self.why(datasource)
+        return f"datasource {datasource!r} has no neighbour databases"
 
 
 def _rows_json(rows: Sequence[tuple], n: int = 10) -> list[list]:
@@ -389,29 +304,29 @@ def disagreement(hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql
     gold SQL itself fails is passed over; one on which only the answer's SQL fails disagrees."""
     from pytest_nl2sql.scoring.matching import match_rows
 
-    paths = hood.of(datasource)
-    if not paths:
+    found = hood.of(datasource)
+    if not found:
         return None
-    for i, path in enumerate(paths):
+    for i, neighbour in enumerate(found):
         try:
-            gcols, grows = run_query(path, gold_sql)
-        except sqlite3.Error:
+            gcols, grows = run_query(neighbour, gold_sql)
+        except QUERY_FAILED:
             continue
         try:
-            pcols, prows = run_query(path, answer_sql)
-        except sqlite3.Error as exc:
-            return {"neighbour": i, "database": str(path), "reason": f"the answer's SQL fails there: {exc}",
+            pcols, prows = run_query(neighbour, answer_sql)
+        except QUERY_FAILED as exc:
+            return {"neighbour": i, "database": str(neighbour), "reason": f"the answer's SQL fails there: {exc}",
                     "gold_rows": _rows_json(grows), "answer_rows": None}
         result = match_rows(gcols, grows, pcols, prows, rule)
         if not result.matched:
-            return {"neighbour": i, "database": str(path), "reason": result.reason,
+            return {"neighbour": i, "database": str(neighbour), "reason": result.reason,
                     "gold_columns": list(gcols), "gold_rows": _rows_json(grows),
                     "answer_columns": list(pcols), "answer_rows": _rows_json(prows)}
     return None
 
 
 def sqlite_file(url: str) -> Path | None:
-    """The database file of a SQLite URL, else None (neighbours are built for SQLite only)."""
+    """The database file of a SQLite URL, else None."""
     from sqlalchemy.engine import make_url
 
     try:
@@ -424,35 +339,42 @@ def sqlite_file(url: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def _label(neighbour: Neighbour) -> str:
+    return neighbour.dbname if isinstance(neighbour, PgNeighbour) else neighbour.name
+
+
 def distil(
-    database: Path, k: int, seed: int, cache_dir: Path, golds: Sequence[str], *, pool: int = 3, per_query: int = 8
-) -> list[Path]:
-    """The ``k`` of ``k * pool`` neighbours of ``database`` that together kill the most mutants
-    of the ``golds`` (up to ``per_query`` each), as the test-suite paper distils its databases. The choice is remembered in ``cache_dir``, keyed on
-    the schema digest, the seed, ``k``, ``pool`` and the gold queries."""
+    source: Source, k: int, seed: int, cache_dir: Path, golds: Sequence[str], *, pool: int = 3, per_query: int = 8
+) -> list[Neighbour]:
+    """The ``k`` of ``k * pool`` neighbours of ``source`` that together kill the most mutants
+    of the ``golds`` (up to ``per_query`` each), as the test-suite paper distils its databases.
+    The choice is remembered in ``cache_dir``, keyed on the schema digest, the seed, ``k``,
+    ``pool`` and the gold queries."""
     import json
 
     from pytest_nl2sql.scoring.mutants import kill_rates, mutants
 
-    candidates = neighbours(database, k * pool, seed, cache_dir)
-    h = hashlib.sha256(json.dumps([GENERATOR_VERSION, candidates[0].name if candidates else "", k, pool, per_query, sorted(golds)]).encode())
+    dialect = source.dialect if isinstance(source, PgSource) else "sqlite"
+    candidates = build(source, k * pool, seed, cache_dir)
+    by_label = {_label(c): c for c in candidates}
+    h = hashlib.sha256(json.dumps([GENERATOR_VERSION, _label(candidates[0]) if candidates else "", k, pool, per_query, sorted(golds)]).encode())
     memo = cache_dir / f"distilled-{h.hexdigest()[:16]}.json"
     try:
         names = json.loads(memo.read_text())
-        chosen = [cache_dir / n for n in names]
-        if len(chosen) == min(k, len(candidates)) and all(p.is_file() for p in chosen):
+        chosen = [by_label[n] for n in names]
+        if len(chosen) == min(k, len(candidates)):
             return chosen
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, KeyError):
         pass
     # kills are counted on the small candidates alone (the real database, often far larger,
     # is not queried): the k that together tell the most mutants from their gold are kept
     found_by_gold = []
     for gold in golds:
         try:
-            found_by_gold.append(mutants(gold, "sqlite", limit=per_query))
+            found_by_gold.append(mutants(gold, dialect, limit=per_query))
         except Exception:  # noqa: BLE001 -- a gold that does not parse has no mutants
             found_by_gold.append([])
-    per: dict[Path, set] = {c: set() for c in candidates}
+    per: dict[str, set] = {_label(c): set() for c in candidates}
     for c in candidates:
         runner = lambda sql, c=c: run_query(c, sql)  # noqa: E731
         for g, (gold, found) in enumerate(zip(golds, found_by_gold, strict=True)):
@@ -462,22 +384,55 @@ def distil(
                 report = kill_rates(gold, found, runner, ())
             except Exception:  # noqa: BLE001 -- the gold fails on this candidate: it kills nothing
                 continue
-            per[c] |= {(g, i) for i in report.killed_real}
-    chosen = keep_best(candidates, lambda c: per[c], k)
+            per[_label(c)] |= {(g, i) for i in report.killed_real}
+    chosen = keep_best(candidates, lambda c: per[_label(c)], k)
     with contextlib.suppress(OSError):
-        memo.write_text(json.dumps([p.name for p in chosen]))
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        memo.write_text(json.dumps([_label(p) for p in chosen]))
     return chosen
 
 
 def from_project(
     project: Any, k: int, cache_dir: Path, seed: int = 0, golds: Callable[[str], Sequence[str]] | None = None
 ) -> Neighbourhood:
-    """The neighbourhood of a loaded nl2sql.yaml's SQLite datasources; with ``golds``
+    """The neighbourhood of a loaded nl2sql.yaml's datasources: SQLite files, and PostgreSQL
+    databases when ``test_suite.scratch_url`` names a scratch server; with ``golds``
     (datasource -> its cases' gold SQL), distilled neighbours (``distil``)."""
     configs = {name.lower(): cfg for name, cfg in (getattr(project, "datasources", None) or {}).items()}
+    scratch = getattr(project, "test_suite", None)
 
-    def resolve(name: str) -> Path | None:
+    def backend(cfg: Any) -> str:
+        from sqlalchemy.engine import make_url
+
+        try:
+            return make_url(cfg.url).get_backend_name()
+        except Exception:  # noqa: BLE001 -- not a URL: no backend
+            return "?"
+
+    def resolve(name: str) -> Source | None:
         cfg = configs.get(name.lower())
-        return sqlite_file(cfg.url) if cfg is not None else None
+        if cfg is None:
+            return None
+        if backend(cfg) == "postgresql":
+            if scratch is None or not scratch.scratch_url:
+                return None
+            return PgSource(cfg.name, cfg.url, scratch.scratch_url, scratch.allow_privileged_login,
+                            cfg.allow_privileged_login, cfg.timeout_s)
+        return sqlite_file(cfg.url)
 
-    return Neighbourhood(k=k, resolve=resolve, cache_dir=cache_dir, seed=seed, golds=golds)
+    def why(name: str) -> str:
+        cfg = configs.get(name.lower())
+        if cfg is None:
+            return f"no datasource {name!r} in nl2sql.yaml"
+        kind = backend(cfg)
+        if kind == "postgresql" and scratch is not None and scratch.unset_env:
+            return (f"datasource {name!r} is on PostgreSQL and test_suite.scratch_url names the environment "
+                    f"variable {scratch.unset_env}, which is not set")
+        if kind == "postgresql":
+            return (f"datasource {name!r} is on PostgreSQL and nl2sql.yaml names no scratch server to "
+                    "build its neighbours on (set test_suite.scratch_url: docs/scoring.md)")
+        if kind == "sqlite":
+            return f"datasource {name!r} has no SQLite file to build neighbours from"
+        return f"datasource {name!r} is on {kind}: neighbour databases are built for SQLite and PostgreSQL only"
+
+    return Neighbourhood(k=k, resolve=resolve, cache_dir=cache_dir, seed=seed, golds=golds, why=why)

@@ -144,15 +144,19 @@ def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Sco
     if not a.sql or not gold_sql:
         return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": "the engine returned no SQL"}})
     datasource = case.datasources[0] if len(case.datasources) == 1 else None
-    paths = hood.of(datasource) if datasource else None
-    if not paths:
-        why = "the datasource has no neighbour databases (SQLite only)"
+    if datasource is None:
+        why = "the case names more than one datasource"
         return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": why}})
-    from pytest_nl2sql.scoring.neighbours import disagreement
+    from pytest_nl2sql.scoring.neighbours import NeighboursUnavailable, disagreement
 
     try:
+        paths = hood.of(datasource)
+        if not paths:
+            return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": hood.why_not(datasource)}})
         found = disagreement(hood, datasource, gold_sql, a.sql, rule)
-    except Exception as exc:  # a neighbour that cannot be built must not crash the item
+    except NeighboursUnavailable as exc:
+        return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": str(exc)}})
+    except Exception as exc:  # a neighbour that cannot be used must not crash the item
         why = f"the neighbours could not be used: {type(exc).__name__}: {exc}"
         return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": why}})
     if found is None:

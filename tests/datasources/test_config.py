@@ -444,3 +444,43 @@ def test_config_role_lookup_lists_known_roles(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, FULL), environ={"PGPASSWORD": "x"})
     with pytest.raises(KeyError, match="known roles: admin, analyst, viewer"):
         config.role("auditor")
+
+
+# -- test_suite: the scratch server for PostgreSQL neighbour databases ------------------------
+
+BASE = "version: 1\ndatasources:\n  db: {url: 'sqlite:///x'}\n"
+
+
+def test_test_suite_scratch_url_is_read_with_env_values_and_hidden_passwords(tmp_path: Path) -> None:
+    path = write(tmp_path, BASE + "test_suite:\n  scratch_url: postgresql+psycopg://maker:${SCRATCH_PW}@db:5432/postgres\n")
+    config = load_config(path, environ={"SCRATCH_PW": "s3cret"})
+    assert config.test_suite.scratch_url == "postgresql+psycopg://maker:s3cret@db:5432/postgres"
+    assert config.test_suite.allow_privileged_login is False
+    assert "s3cret" not in repr(config.test_suite)
+    assert load_config(write(tmp_path, BASE), environ={}).test_suite.scratch_url is None
+
+
+def test_an_unset_variable_in_scratch_url_leaves_no_scratch_server_and_says_which(tmp_path: Path) -> None:
+    from pytest_nl2sql.scoring.neighbours import from_project
+
+    path = write(tmp_path, "version: 1\ndatasources:\n  pg: {url: 'postgresql+psycopg://r@h/db'}\n"
+                           "test_suite: {scratch_url: '${NL2SQL_SCRATCH_URL}'}\n")
+    config = load_config(path, environ={})  # a run without --nl2sql-test-suite must not need it
+    assert config.test_suite.scratch_url is None and config.test_suite.unset_env == "NL2SQL_SCRATCH_URL"
+    hood = from_project(config, 2, tmp_path / "cache")
+    assert hood.of("pg") is None
+    assert "NL2SQL_SCRATCH_URL, which is not set" in hood.why_not("pg")
+
+
+@pytest.mark.parametrize(
+    ("section", "expected"),
+    [
+        ("test_suite: {scratch_url: 'sqlite:///scratch.db'}\n", "test_suite.scratch_url 'sqlite:///scratch.db' is not a PostgreSQL URL"),
+        ("test_suite: {scrach_url: 'postgresql://u@h/db'}\n", "unknown key 'scrach_url' in test_suite (did you mean 'scratch_url'?)"),
+        ("test_suite: {scratch_url: 'postgresql://u@h/db', allow_privileged_login: maybe}\n", "allow_privileged_login"),
+    ],
+)
+def test_a_wrong_test_suite_section_is_a_clear_problem(tmp_path: Path, section: str, expected: str) -> None:
+    found = problems(write(tmp_path, BASE + section))
+    assert any(expected in p for p in found), found
+    assert all(":4:" in p for p in found), found

@@ -1,0 +1,231 @@
+"""Drawing a neighbour database's rows: the schema model and the value pools, for every backend.
+
+A column's pool is its own sampled values plus boundary and perturbed ones (``_perturbed``);
+``fill`` draws each table's rows, parents first, keys from the rows its parents kept, NULLs
+where allowed, repeats for ties and duplicates, and now and then an empty table. The backend
+writes each row (``insert``) and says whether it was kept: SQLite in ``neighbours``,
+PostgreSQL in ``pgneighbours``. One ``random.Random`` per (seed, neighbour) makes it
+reproducible.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import decimal
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+__all__ = ["ColumnSpec", "TableSpec", "digest", "fill", "fk_order", "quote_ident"]
+
+#: Distinct values sampled per column of the real database.
+SAMPLE_VALUES = 40
+#: Rows per table of a neighbour (at most).
+MAX_ROWS = 24
+#: The share of neighbours' tables left empty.
+EMPTY_TABLE_RATE = 0.08
+#: Bumped whenever generation changes, so cached neighbours of an older generator are not reused.
+GENERATOR_VERSION = 2
+
+
+@attrs.frozen
+class ColumnSpec:
+    name: str
+    decl: str
+    notnull: bool
+    pk: int  # position in the primary key, 0 if not part of it
+    values: tuple  # a sample of the column's distinct values in the real database
+    has_null: bool = True  # whether the real column holds a NULL
+    #: int, real, text, time, bool or other (drawn from its own values only); "" = from ``decl``
+    #: by SQLite's affinity rules
+    category: str = ""
+
+    @property
+    def kind(self) -> str:
+        return self.category or _affinity(self.decl)
+
+
+@attrs.frozen
+class TableSpec:
+    name: str
+    sql: str
+    columns: tuple[ColumnSpec, ...]
+    # (column, parent table, parent column) for each foreign key column
+    foreign: tuple[tuple[str, str, str], ...]
+    unique: tuple[tuple[str, ...], ...]
+
+
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def fk_order(tables: dict[str, TableSpec]) -> list[TableSpec]:
+    done: list[TableSpec] = []
+    seen: set[str] = set()
+
+    def visit(name: str, path: frozenset[str]) -> None:
+        if name in seen or name not in tables or name in path:
+            return
+        for _c, parent, _pc in tables[name].foreign:
+            if parent.lower() != name.lower():
+                visit(_canon(tables, parent), path | {name})
+        seen.add(name)
+        done.append(tables[name])
+
+    for name in tables:
+        visit(name, frozenset())
+    return done
+
+
+def _canon(tables: dict[str, TableSpec], name: str) -> str:
+    for t in tables:
+        if t.lower() == name.lower():
+            return t
+    return name
+
+
+def digest(tables: Sequence[TableSpec], extra: Sequence[str]) -> str:
+    h = hashlib.sha256(f"generator {GENERATOR_VERSION}".encode())
+    for t in tables:
+        h.update(t.sql.encode())
+        for c in t.columns:
+            h.update(repr((c.name, c.values, c.has_null)).encode())
+    for s in extra:
+        h.update(s.encode())
+    return h.hexdigest()[:16]
+
+
+def _affinity(decl: str) -> str:
+    d = decl.upper()
+    if "INT" in d:
+        return "int"
+    if any(w in d for w in ("CHAR", "CLOB", "TEXT")):
+        return "text"
+    if any(w in d for w in ("REAL", "FLOA", "DOUB")):
+        return "real"
+    if any(w in d for w in ("NUM", "DEC")):
+        return "real"
+    return "any"
+
+
+def _perturbed(col: ColumnSpec, rnd: random.Random) -> list[Any]:
+    """Boundary and perturbed values for one column, beside its own."""
+    vals = list(col.values)
+    out: list[Any] = []
+    nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    decimals = [v for v in vals if isinstance(v, decimal.Decimal) and v.is_finite()]
+    texts = [v for v in vals if isinstance(v, str)]
+    kind = col.kind
+    if kind == "other":  # a type with no order we know (json, arrays, ...): its own values only
+        return out
+    if nums:
+        lo, hi = min(nums), max(nums)
+        out += [lo, hi]
+        if all(isinstance(v, int) for v in nums):
+            out += [lo - 1, hi + 1, 0, rnd.choice(nums) + 1]
+        else:
+            out += [lo - 0.5, hi + 0.5, 0.0, round(rnd.choice(nums) * 1.01, 2)]
+    elif decimals:
+        lo, hi = min(decimals), max(decimals)
+        step = decimal.Decimal(1) if all(v == v.to_integral_value() for v in decimals) else decimal.Decimal("0.01")
+        out += [lo, hi, lo - step, hi + step, decimal.Decimal(0), rnd.choice(decimals) + step]
+    elif kind == "int":
+        out += [0, 1, -1, 2]
+    elif kind == "real":
+        out += [0.0, 1.5, -2.25]
+    elif kind == "bool":
+        out += [True, False]
+    if kind == "time":
+        out += _moved_times(vals, rnd)
+    if texts:
+        s = rnd.choice(texts)
+        out += [min(texts), max(texts), "", s.upper() if s.upper() != s else s.lower(), s + " "]
+    elif kind == "text":
+        out += ["", "a", "Z"]
+    return out
+
+
+def _moved_times(vals: list[Any], rnd: random.Random) -> list[Any]:
+    """Dates and times one step before the earliest, after the latest, and beside one of them
+    (a day, a second): the boundaries of a date range."""
+    times = [v for v in vals if isinstance(v, (datetime.date, datetime.time)) and not isinstance(v, bool)]
+    if not times:
+        return []
+    out: list[Any] = []
+    first = min(times, key=_sort_key)
+    for v in (first, max(times, key=_sort_key), rnd.choice(times)):
+        if not isinstance(v, datetime.date):  # a time of day: its own values only
+            continue
+        step = datetime.timedelta(days=1)
+        if isinstance(v, datetime.datetime) and v is first:
+            step = datetime.timedelta(seconds=1)
+        for moved in (lambda: v - step, lambda: v + step):  # noqa: B023 -- called at once
+            with contextlib.suppress(OverflowError):
+                out.append(moved())
+    return out
+
+
+def _sort_key(v: Any) -> Any:
+    if isinstance(v, datetime.datetime) and v.tzinfo is not None:
+        return v.astimezone(datetime.UTC).replace(tzinfo=None)
+    if isinstance(v, datetime.time):
+        return (v.hour, v.minute, v.second, v.microsecond)
+    return v
+
+
+def _pool(col: ColumnSpec, rnd: random.Random) -> list[Any]:
+    pool = list(col.values) or []
+    pool += _perturbed(col, rnd)
+    if not pool:
+        pool = [0, 1, "x"]
+    return pool
+
+
+def fill(tables: Sequence[TableSpec], rnd: random.Random, insert: Callable[[TableSpec, list], bool]) -> None:
+    """Draw each table's rows (parents first) and hand them to ``insert``, which writes one
+    row and says whether it was kept (a row breaking a constraint is not). The same draws
+    serve every backend: SQLite here, PostgreSQL in ``pgneighbours``."""
+    keys: dict[tuple[str, str], list[Any]] = {}  # (table, column) -> values written, for children
+    for t in tables:
+        n = 0 if rnd.random() < EMPTY_TABLE_RATE else rnd.randint(1, MAX_ROWS)
+        fk = {c.lower(): (p, pc) for c, p, pc in t.foreign}
+        pools = {c.name: _pool(c, rnd) for c in t.columns}
+        pk_cols = [c for c in t.columns if c.pk]
+        written: list[tuple] = []
+        tries = 0
+        while len(written) < n and tries < n * 4:
+            tries += 1
+            row: list[Any] = []
+            for c in t.columns:
+                ref = fk.get(c.name.lower())
+                if ref is not None:
+                    parent, pcol = ref
+                    parents = keys.get((parent.lower(), pcol.lower())) or keys.get((parent.lower(), "")) or []
+                    # a NULL key only where the real data has one: a schema that merely allows it
+                    # (as most of Spider's do) would make orphan rows no real query meets
+                    nullable = not c.notnull and c.has_null
+                    if parents and (not nullable or rnd.random() > 0.1):
+                        row.append(rnd.choice(parents))
+                    elif nullable or not parents:
+                        row.append(None)
+                    continue
+                if not c.notnull and not c.pk and rnd.random() < 0.12:
+                    row.append(None)
+                elif len(pk_cols) == 1 and c.pk and c.kind == "int":
+                    base = [v for v in pools[c.name] if isinstance(v, int) and not isinstance(v, bool)] or [1]
+                    row.append(rnd.choice(base) if rnd.random() < 0.7 else rnd.randint(1, 10_000))
+                elif written and rnd.random() < 0.15:  # a repeat: ties and duplicates
+                    row.append(rnd.choice(written)[len(row)])
+                else:
+                    row.append(rnd.choice(pools[c.name]))
+            if insert(t, row):
+                written.append(tuple(row))
+        for i, c in enumerate(t.columns):
+            vals = [r[i] for r in written if r[i] is not None]
+            keys[(t.name.lower(), c.name.lower())] = vals
+            if c.pk and len(pk_cols) == 1:
+                keys[(t.name.lower(), "")] = vals  # a foreign key naming no column means the primary key
