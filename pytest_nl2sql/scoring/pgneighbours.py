@@ -398,6 +398,10 @@ def _build(admin: Any, scratch_url: str, name: str, schema: _Schema, rnd: random
     try:
         with psycopg.connect(**_conninfo(scratch_url, temp)) as con:
             _load(con, schema, rnd)
+        # whole: from now on every session on it is read-only by default, on the server's
+        # side too, and no other login may connect
+        admin.execute(sql.SQL("ALTER DATABASE {} SET default_transaction_read_only = on").format(sql.Identifier(temp)))
+        admin.execute(sql.SQL("REVOKE ALL ON DATABASE {} FROM PUBLIC").format(sql.Identifier(temp)))
         try:
             admin.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(temp), sql.Identifier(name)))
             temp = ""

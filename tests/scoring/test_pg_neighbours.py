@@ -191,6 +191,13 @@ def test_pg_neighbours_are_read_only_behind_the_guard_and_the_server(pg: PgServe
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
             cur.execute("DELETE FROM league.player")
     assert _fetch(pg, n.dbname, "SELECT COUNT(*) FROM league.player") == before
+    # a session of its own login, opened with no options at all, is read-only by default too
+    with psycopg.connect(host=pg.host, port=pg.port, user=SCRATCH_LOGIN, dbname=n.dbname) as con:
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            con.execute("DELETE FROM league.player")
+    # and no other login may connect to it
+    with pytest.raises(psycopg.OperationalError, match="permission denied"):
+        psycopg.connect(host=pg.host, port=pg.port, user="nl2sql_nocreate", dbname=n.dbname)
 
 
 def test_only_a_login_that_may_create_databases_and_no_superuser_builds(pg: PgServer) -> None:
