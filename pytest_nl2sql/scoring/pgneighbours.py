@@ -405,8 +405,8 @@ def _build(admin: Any, scratch_url: str, name: str, schema: _Schema, rnd: random
         try:
             admin.execute(sql.SQL("ALTER DATABASE {} RENAME TO {}").format(sql.Identifier(temp), sql.Identifier(name)))
             temp = ""
-        except psycopg.errors.DuplicateDatabase:  # another process built it meanwhile
-            pass
+        except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+            pass  # another process built it meanwhile (renaming at the same moment: UniqueViolation)
     finally:
         if temp:
             with contextlib.suppress(psycopg.Error):

@@ -302,6 +302,14 @@ def test_the_plugin_fails_a_postgresql_answer_a_neighbour_tells_apart(pytester: 
         disagreed = items["league_001"]["test_suite"]["disagreed"]
         assert NAME_PREFIX in disagreed["database"] and disagreed["answer_rows"] is not None
         assert items["league_002"]["test_suite"] == {"checked": True, "neighbours": 4}
+        # two xdist workers building the same neighbours at once: the same verdicts, one copy each
+        drop_neighbours(_scratch(pg))
+        parallel = pytester.runpytest(*ARGS, "--nl2sql-test-suite", "4", "-n", "2", "--nl2sql-out", "x.json")
+        parallel.assert_outcomes(passed=1, failed=1)
+        again = {i["case_id"]: i for i in json.loads((pytester.path / "x.json").read_text())["items"]}
+        assert again["league_001"]["test_suite"]["disagreed"]["database"] == disagreed["database"]
+        names = drop_neighbours(_scratch(pg), dry_run=True)
+        assert len(names) == len(set(names)) and not [n for n in names if "_t" in n.rsplit("_", 2)[-2]]
     finally:
         drop_neighbours(_scratch(pg))
 
