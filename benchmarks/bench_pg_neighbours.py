@@ -28,20 +28,13 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.bench_neighbours import _pytest  # noqa: E402  (the same timed run)
 from pytest_nl2sql.demo import load_into  # noqa: E402
 from pytest_nl2sql.scoring.neighbours import neighbours  # noqa: E402
 from pytest_nl2sql.scoring.pgneighbours import PgSource, drop_neighbours  # noqa: E402
 from tests.pg_server import running_server, skip_reason  # noqa: E402
 
 DEMO = ("chinook", "support", "webanalytics")
-
-
-def _pytest(root: Path, *extra: str) -> float:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
-           "--nl2sql-suite", "evals/chinook.yaml", "--nl2sql-config", "nl2sql.yaml", *extra]
-    start = time.perf_counter()
-    subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=False)
-    return time.perf_counter() - start
 
 
 def main(argv: list[str] | None = None) -> int:

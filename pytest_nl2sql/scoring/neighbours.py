@@ -72,6 +72,9 @@ __all__ = [
 
 #: How long one query may run on a SQLite neighbour.
 QUERY_SECONDS = 5.0
+#: The gold's result on a neighbour is kept for the next item (``Neighbourhood.gold_result``)
+#: up to this many rows.
+GOLD_CACHE_ROWS = 10_000
 
 
 def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
@@ -111,12 +114,16 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
 
 
 def _fill(con: sqlite3.Connection, tables: Sequence[TableSpec], rnd: random.Random) -> None:
+    inserts = {
+        t.name: f"INSERT OR IGNORE INTO {_q(t.name)} ({', '.join(_q(c.name) for c in t.columns)}) "
+        f"VALUES ({', '.join('?' for _ in t.columns)})"
+        for t in tables
+    }
+
     def insert(t: TableSpec, row: list) -> bool:
-        names = ", ".join(_q(c.name) for c in t.columns)
-        marks = ", ".join("?" for _ in t.columns)
         before = con.total_changes
         try:
-            con.execute(f"INSERT OR IGNORE INTO {_q(t.name)} ({names}) VALUES ({marks})", row)
+            con.execute(inserts[t.name], row)
         except sqlite3.DatabaseError:  # a CHECK or a foreign key the row breaks: leave it out
             return False
         return con.total_changes > before
@@ -256,6 +263,7 @@ class Neighbourhood:
     why: Callable[[str], str] | None = None
     _built: dict[str, list[Neighbour] | None] = attrs.field(factory=dict)
     _failed: dict[str, str] = attrs.field(factory=dict)
+    _gold: dict[tuple[str, str], tuple | None] = attrs.field(factory=dict)
     build_seconds: dict[str, float] = attrs.field(factory=dict)
     _lock: threading.Lock = attrs.field(factory=threading.Lock)
 
@@ -285,6 +293,20 @@ class Neighbourhood:
                 self.build_seconds[datasource] = time.perf_counter() - start
             return self._built[datasource]
 
+    def gold_result(self, neighbour: Neighbour, sql: str) -> tuple | None:
+        """The columns and rows of the gold ``sql`` on ``neighbour`` (None: it fails there), run
+        once: every role of a case, and every item of a paraphrase group, asks for the same."""
+        key = (str(neighbour), sql)
+        if key not in self._gold:
+            try:
+                result: tuple | None = run_query(neighbour, sql)
+            except QUERY_FAILED:
+                result = None
+            if result is not None and len(result[1]) > GOLD_CACHE_ROWS:
+                return result  # a large one is not kept
+            self._gold[key] = result
+        return self._gold[key]
+
     def why_not(self, datasource: str) -> str:
         """Why ``datasource`` has no neighbours, in words for the record."""
         if self.why is not None:
@@ -308,10 +330,10 @@ def disagreement(hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql
     if not found:
         return None
     for i, neighbour in enumerate(found):
-        try:
-            gcols, grows = run_query(neighbour, gold_sql)
-        except QUERY_FAILED:
+        gold = hood.gold_result(neighbour, gold_sql)
+        if gold is None:
             continue
+        gcols, grows = gold
         try:
             pcols, prows = run_query(neighbour, answer_sql)
         except QUERY_FAILED as exc:

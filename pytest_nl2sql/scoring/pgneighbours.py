@@ -35,7 +35,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import make_url
 
 from pytest_nl2sql.config import redact_url
 from pytest_nl2sql.datasources.adapter import Adapter, QueryError
@@ -58,7 +58,7 @@ SCAN_ROWS = 5000
 QUERY_SECONDS = 5.0
 QUERY_ROWS = 100_000
 
-_USER_SCHEMA = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%%'"
+_USER_SCHEMA = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'"
 _INT_TYPES = ("int2", "int4", "int8")
 _CATEGORIES = {"S": "text", "D": "time", "B": "bool"}
 
@@ -159,7 +159,7 @@ class PgSource:
         return out
 
     def _neighbour_url(self, dbname: str) -> str:
-        url = _with_psycopg(make_url(self.scratch_url)).set(database=dbname)
+        url = make_url(self.scratch_url).set(database=dbname)  # the Adapter picks the driver
         options = make_url(self.url).query.get("options")  # e.g. the datasource's search_path
         if isinstance(options, str) and options:
             url = url.update_query_dict({"options": options})
@@ -180,10 +180,12 @@ class PgSource:
 # -- reading the real database ----------------------------------------------------------------
 
 
-def _rows(con: Any, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+def _rows(con: Any, sql: str, params: Sequence[Any] | None = None) -> list[tuple]:
+    """The rows of one statement; without ``params`` its text goes to the server as it is
+    (psycopg reads ``%s`` placeholders only when there are parameters)."""
     cur = con.cursor()
     try:
-        cur.execute(sql, params) if params else cur.execute(sql.replace("%%", "%"))
+        cur.execute(sql, params)
         return list(cur.fetchall()) if cur.description else []
     finally:
         cur.close()
@@ -313,14 +315,15 @@ def _sample(con: Any, table: str, column: str, kind: str) -> tuple[list | None, 
     Python values (then ``kind`` 'other' reads them as text)."""
     col = _ident(column)
     value = "v::text" if kind == "other" else "v"
+    # a savepoint, not a rollback: the transaction's search_path (``_read``) must outlive a failure
+    _rows(con, "SAVEPOINT nl2sql_sample")
     try:
         values = [r[0] for r in _rows(con, f"""
             SELECT DISTINCT {value} FROM (SELECT {col} AS v FROM {table} WHERE {col} IS NOT NULL LIMIT {SCAN_ROWS}) s
-            ORDER BY 1 LIMIT {SAMPLE_VALUES}""".replace("%", "%%"), ())]
-        has_null = bool(_rows(con, f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {col} IS NULL)".replace("%", "%%"))[0][0])
+            ORDER BY 1 LIMIT {SAMPLE_VALUES}""")]
+        has_null = bool(_rows(con, f"SELECT EXISTS (SELECT 1 FROM {table} WHERE {col} IS NULL)")[0][0])
     except Exception:  # noqa: BLE001 -- e.g. a value Python cannot hold (infinity dates), no equality
-        with contextlib.suppress(Exception):
-            con.rollback()
+        _rows(con, "ROLLBACK TO SAVEPOINT nl2sql_sample")
         if kind == "other":
             return [], True
         return None, True
@@ -328,10 +331,6 @@ def _sample(con: Any, table: str, column: str, kind: str) -> tuple[list | None, 
 
 
 # -- building on the scratch server -----------------------------------------------------------
-
-
-def _with_psycopg(url: URL) -> URL:
-    return url.set(drivername="postgresql+psycopg") if url.get_backend_name() == "postgresql" else url
 
 
 def _conninfo(url: str, dbname: str | None = None) -> dict[str, Any]:
@@ -418,7 +417,7 @@ def _try(con: Any, statement: str) -> bool:
 
     try:
         with con.transaction():
-            con.execute(statement.replace("%", "%%"))
+            con.execute(statement)  # no parameters: the text goes as it is, '%' included
         return True
     except psycopg.Error:
         return False

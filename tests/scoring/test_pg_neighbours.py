@@ -59,6 +59,12 @@ CREATE TABLE league.played (
 CREATE UNIQUE INDEX player_shirt ON league.player (team_id, shirt);
 CREATE VIEW league.scorers AS
   SELECT p.name, SUM(g.goals) AS goals FROM league.player p JOIN league.played g ON g.player_id = p.id GROUP BY p.name;
+-- a value Python cannot hold (sampled as text instead), then a table using a type of the schema
+CREATE TABLE league.season (id integer PRIMARY KEY, starts date);
+CREATE TABLE league.zone (id integer PRIMARY KEY, kind league.position);
+CREATE VIEW league.a_players AS SELECT name FROM league.player WHERE name LIKE 'A%' OR name = '100%';
+INSERT INTO league.season VALUES (1, 'infinity'), (2, '2024-08-01');
+INSERT INTO league.zone VALUES (1, 'keeper');
 INSERT INTO league.team VALUES (1, 'Ajax', '1900-03-18', 1000000.50), (2, 'PSV', '1913-08-31', 900000.00);
 INSERT INTO league.player (id, name, age, position, shirt, team_id, tags) VALUES
   (1, 'Anna', 21, 'keeper', 1, 1, '{"captain": true}'),
@@ -118,6 +124,8 @@ def test_pg_neighbours_keep_the_schema_its_types_and_its_constraints(pg: PgServe
         assert _fetch(pg, n.dbname, CATALOG) == real_catalog
         assert _fetch(pg, n.dbname, CONSTRAINTS) == real_constraints
         assert _fetch(pg, n.dbname, "SELECT indexname FROM pg_indexes WHERE indexname = 'player_shirt'") == [("player_shirt",)]
+        views = "SELECT viewname, definition FROM pg_views WHERE schemaname = 'league' ORDER BY 1"
+        assert _fetch(pg, n.dbname, views) == _fetch(pg, "league", views)  # '%' in a definition kept
         # the constraints hold on the drawn rows, and the generated column is computed
         assert _fetch(pg, n.dbname, "SELECT COUNT(*) FROM league.player WHERE age_next IS DISTINCT FROM age + 1") == [(0,)]
         assert _fetch(pg, n.dbname, "SELECT COUNT(*) FROM league.player p LEFT JOIN league.team t ON t.id = p.team_id WHERE t.id IS NULL") == [(0,)]
