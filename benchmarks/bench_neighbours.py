@@ -2,7 +2,7 @@
 
     python benchmarks/bench_neighbours.py [--k 5]
 
-1. For each SQLite datasource of the demo (``nl2sql init --demo``): the time to build K
+1. For each SQLite datasource of the demo (``pytest-nl2sql init --demo``): the time to build K
    neighbours from scratch, and to find them in the cache.
 2. The Chinook suite in mode plans (``-n 0``), as a fresh ``python -m pytest`` subprocess:
    without --nl2sql-test-suite, with ``--nl2sql-test-suite K`` and an empty neighbour cache,

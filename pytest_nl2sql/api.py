@@ -3,7 +3,7 @@
 ``Engine.from_config("nl2sql.yaml")`` gives the project's engine with ``.evals``:
 ``engine.evals.load(path)``, ``engine.evals.run([paths], mode=..., ...)`` (runs pytest
 in-process with this plugin and returns the ``RunReport``) and
-``engine.evals.regenerate(path)``. ``nl2sql eval run`` maps onto the same options.
+``engine.evals.regenerate(path)``. ``pytest-nl2sql eval run`` maps onto the same options.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``nl2sql`` command. Each subcommand is a thin door onto the library (and the plugin)."""
+"""The ``pytest-nl2sql`` command (also ``python -m pytest_nl2sql``). Each subcommand is a thin door onto the library (and the plugin)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def _init(args: argparse.Namespace) -> int:
     from pytest_nl2sql.upkeep.init import init_demo
 
     if not args.demo:
-        print("nl2sql init: only --demo is supported today (nl2sql init --demo DIR)", file=sys.stderr)
+        print("pytest-nl2sql init: only --demo is supported today (pytest-nl2sql init --demo DIR)", file=sys.stderr)
         return 2
     written = init_demo(args.demo, force=args.force)
     print(f"{args.demo}: demo project ready ({len(written)} files): nl2sql.yaml, pytest.ini, evals.yaml, evals/, data/")
@@ -138,8 +138,8 @@ def _project(config_path: str | None, near: str) -> object:
         if found is not None:
             return load_config(found)
     print(
-        f"nl2sql: no nl2sql.yaml found in {start} or any folder above it: pass --config "
-        "PATH/TO/nl2sql.yaml, or make a project with `nl2sql init --demo DIR`",
+        f"pytest-nl2sql: no nl2sql.yaml found in {start} or any folder above it: pass --config "
+        "PATH/TO/nl2sql.yaml, or make a project with `pytest-nl2sql init --demo DIR`",
         file=sys.stderr,
     )
     raise SystemExit(USAGE_ERROR)
@@ -206,7 +206,7 @@ def _feedback_export(args: argparse.Namespace) -> int:
 
     path = args.path or args.good
     if not path:
-        print("nl2sql feedback export: name the drafts file to write: nl2sql feedback export PATH", file=sys.stderr)
+        print("pytest-nl2sql feedback export: name the drafts file to write: pytest-nl2sql feedback export PATH", file=sys.stderr)
         return USAGE_ERROR
     return run_export(_project(args.config, "."), path)
 
@@ -224,7 +224,7 @@ def _report_compare(args: argparse.Namespace) -> int:
     try:
         result = compare_reports(load_report(args.base), load_report(args.new))
     except CompareError as exc:
-        print(f"nl2sql report compare: {exc}", file=sys.stderr)
+        print(f"pytest-nl2sql report compare: {exc}", file=sys.stderr)
         return 2
     for line in result.lines(base=args.base, new=args.new):
         print(line)
@@ -247,7 +247,7 @@ def _report_merge(args: argparse.Namespace) -> int:
     try:
         merged = merge_reports([(p, load_report(p)) for p in args.reports])
     except (CompareError, MergeError) as exc:
-        print(f"nl2sql report merge: {exc}", file=sys.stderr)
+        print(f"pytest-nl2sql report merge: {exc}", file=sys.stderr)
         return 2
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -274,11 +274,11 @@ def _report_gate(args: argparse.Namespace) -> int:
         report = load_report(args.report)
         baseline = Baseline.load(Path(args.baseline))
     except (CompareError, BaselineError) as exc:
-        print(f"nl2sql report gate: {exc}", file=sys.stderr)
+        print(f"pytest-nl2sql report gate: {exc}", file=sys.stderr)
         return 2
     mode = report["run"].get("mode") or "plans"
     if baseline.version == 1:
-        print(f"nl2sql report gate: {args.baseline}: baseline version 1 records no mode; migrate it (docs/plugin.md#the-baseline-gate)", file=sys.stderr)
+        print(f"pytest-nl2sql report gate: {args.baseline}: baseline version 1 records no mode; migrate it (docs/plugin.md#the-baseline-gate)", file=sys.stderr)
         return 2
     suites = {Path(p).name: c for p in args.suite or () if (c := suite_cases(Path(p))) is not None}
     result = gate_records(report["items"], baseline, mode=mode, suites=suites, strict=args.strict)
@@ -310,7 +310,7 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    """nl2sql cache stats|clear: the response cache of mode full (docs/llm.md#the-response-cache)."""
+    """pytest-nl2sql cache stats|clear: the response cache of mode full (docs/llm.md#the-response-cache)."""
     from pathlib import Path
 
     from pytest_nl2sql.llm.cache import ResponseCache
@@ -330,7 +330,7 @@ def _cache(args: argparse.Namespace) -> int:
 
 
 def _cache_neighbours(args: argparse.Namespace) -> int:
-    """nl2sql cache neighbours [--clear]: the neighbour databases of --nl2sql-test-suite and
+    """pytest-nl2sql cache neighbours [--clear]: the neighbour databases of --nl2sql-test-suite and
     audit --mutants: SQLite files beside nl2sql.yaml, PostgreSQL ones on the scratch server."""
     from pathlib import Path
 
@@ -350,7 +350,7 @@ def _cache_neighbours(args: argparse.Namespace) -> int:
         names = drop_neighbours(scratch.scratch_url, allow_privileged_login=scratch.allow_privileged_login,
                                 dry_run=not args.clear)
     except NeighbourSetupError as exc:
-        print(f"nl2sql: {exc}", file=sys.stderr)
+        print(f"pytest-nl2sql: {exc}", file=sys.stderr)
         return 1
     from pytest_nl2sql.config import redact_url
 
@@ -359,7 +359,7 @@ def _cache_neighbours(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nl2sql", description="Test NL2SQL systems with reviewed suites.")
+    parser = argparse.ArgumentParser(prog="pytest-nl2sql", description="Test NL2SQL systems with reviewed suites.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     suite = sub.add_parser("suite", help="check, plan and migrate suite files")
@@ -378,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     mig.add_argument("--plans", metavar="OLD_plans.yaml")
     mig.add_argument("-o", "--output", required=True, metavar="NEW.yaml")
     mig.set_defaults(func=_suite_migrate)
-    init = sub.add_parser("init", help="create a project (nl2sql init --demo DIR)")
+    init = sub.add_parser("init", help="create a project (pytest-nl2sql init --demo DIR)")
     init.add_argument("--demo", metavar="DIR", help="write the demo project into DIR")
     init.add_argument("--force", action="store_true", help="overwrite files you changed")
     init.set_defaults(func=_init)
@@ -466,7 +466,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (Nl2sqlError, ConfigError) as exc:
-        print(f"nl2sql: {exc}", file=sys.stderr)
+        print(f"pytest-nl2sql: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130

@@ -1,5 +1,5 @@
 """Fixtures shared by the test folders that run pytest on a demo project (imported by their
-conftest.py files): one `nl2sql init --demo` project per session, and a loader cache per test."""
+conftest.py files): one `pytest-nl2sql init --demo` project per session, and a loader cache per test."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pytest_nl2sql.upkeep.init import init_demo
 
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh `nl2sql init --demo` project (built once; tests copy what they change)."""
+    """A fresh `pytest-nl2sql init --demo` project (built once; tests copy what they change)."""
     root = tmp_path_factory.mktemp("demo")
     init_demo(root)
     return root

@@ -72,4 +72,4 @@ DEMO_DATASOURCES: dict[str, DemoDatasource] = {
         ),
     ),
 }
-"""The demo's three databases by name, as `nl2sql init --demo` describes them."""
+"""The demo's three databases by name, as `pytest-nl2sql init --demo` describes them."""

@@ -42,7 +42,7 @@ MAX_ENTRY_BYTES = 1024 * 1024
 DEFAULT_MAX_ENTRIES = 100_000
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 _NAME = re.compile(r"^[0-9a-f]{64}\.json$")
-_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# pytest-nl2sql response cache (nl2sql cache clear)\n"
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# pytest-nl2sql response cache (pytest-nl2sql cache clear)\n"
 
 
 def cache_key(parts: Mapping[str, Any]) -> str:

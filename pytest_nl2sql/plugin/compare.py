@@ -11,7 +11,7 @@ again is a failure here: the comparison is about the engine, not the gate).
 * **paired bootstrap**: the shared items resampled with replacement (2,000 times, seed 0),
   the accuracy delta of each resample, its 2.5th and 97.5th percentiles.
 
-``nl2sql report compare`` exits 1 when more than ``--allow-regressions`` items regressed
+``pytest-nl2sql report compare`` exits 1 when more than ``--allow-regressions`` items regressed
 (default 0) -- unless ``--max-p P`` is given and McNemar's p-value is above P (the regressions
 may be noise) -- and 2 when a file is not a report.
 """

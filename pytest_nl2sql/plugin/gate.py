@@ -2,7 +2,7 @@
 
 ``baseline.py`` owns the file and the rule (``judge``); this module applies it to pytest's
 reports during a run (``apply_verdict``), to the records of a finished run or a merged report
-(``gate_records``, for ``nl2sql report gate``), and rewrites baseline files from the records
+(``gate_records``, for ``pytest-nl2sql report gate``), and rewrites baseline files from the records
 (``update_baselines``). Everything here works on records, the plain dicts of ``report.py``.
 """
 

@@ -252,7 +252,7 @@ class Nl2sqlRun:
             engine = self.config.hook.pytest_nl2sql_make_engine(config=self.config, project=self.project)
             if engine is None:
                 raise pytest.UsageError(
-                    "no engine: create nl2sql.yaml (nl2sql init --demo DIR) or pass --nl2sql-config, "
+                    "no engine: create nl2sql.yaml (pytest-nl2sql init --demo DIR) or pass --nl2sql-config, "
                     "or return one from pytest_nl2sql_make_engine in a conftest.py"
                 )
             self._engine = engine

@@ -370,7 +370,7 @@ def _no_suites(run: Any) -> None:
         raise pytest.UsageError(
             f"no nl2sql.yaml found (looked in the rootdir {run.config.rootpath} and in every "
             f"folder above {Path.cwd()}): pass --nl2sql-config PATH/TO/nl2sql.yaml or "
-            "--nl2sql-suite FILE, or run in a project made by `nl2sql init --demo DIR`"
+            "--nl2sql-suite FILE, or run in a project made by `pytest-nl2sql init --demo DIR`"
         )
     raise pytest.UsageError(
         f"{found}: its evals.yaml lists no suites, so there is nothing to run: pass "

@@ -22,7 +22,7 @@ code                      severity  finding
                                     wrong query passes; the surviving mutants are listed
 ========================  ========  ==========================================================
 
-**Mutants** (``nl2sql eval audit --mutants``): each gold ``sql`` is mutated
+**Mutants** (``pytest-nl2sql eval audit --mutants``): each gold ``sql`` is mutated
 (``pytest_nl2sql.scoring.mutants``: comparison operators, DISTINCT, one WHERE conjunct
 dropped, LIMIT +-1, swapped aggregates, join columns) and every mutant is run on the real
 database and on ``AUDIT_NEIGHBOURS`` neighbour databases (SQLite datasources; cached in
@@ -507,7 +507,7 @@ def run_audit(
     echo: Callable[[str], None] = print,
     mutants: bool = False,
 ) -> int:
-    """The ``--nl2sql-audit`` / ``nl2sql eval audit`` entry point: audit each suite with the
+    """The ``--nl2sql-audit`` / ``pytest-nl2sql eval audit`` entry point: audit each suite with the
     project's datasources, print the findings, return the exit status (``audit_status``).
     A suite that does not load is printed with its problems and counts as an error.
     ``mutants`` (``--mutants``): also each case's mutant kill rates, a line per case."""

@@ -1,4 +1,4 @@
-"""``nl2sql suite check FILE --config nl2sql.yaml``: a suite checked against the project.
+"""``pytest-nl2sql suite check FILE --config nl2sql.yaml``: a suite checked against the project.
 
 The loader checks a suite file on its own. With the project's ``nl2sql.yaml`` (given, or found
 the way pytest finds it: above the suite), this also checks what only the project knows, for
@@ -152,7 +152,7 @@ def check_against_project(path: str | os.PathLike[str], config: Config) -> list[
 
 
 def run_check(path: str | os.PathLike[str], config: Config, *, echo: Callable[[str], None] = print) -> int:
-    """The project part of ``nl2sql suite check``: print each problem; 1 when there are any."""
+    """The project part of ``pytest-nl2sql suite check``: print each problem; 1 when there are any."""
     problems = check_against_project(path, config)
     for problem in problems:
         echo(str(problem))

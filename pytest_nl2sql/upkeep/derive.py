@@ -1,4 +1,4 @@
-"""A case's plan derived from its reviewed SQL (sqlglot), for ``nl2sql suite plan``.
+"""A case's plan derived from its reviewed SQL (sqlglot), for ``pytest-nl2sql suite plan``.
 
 ``derive_plan(sql, dialect)`` reads one ``SELECT`` and writes it in the plan language of
 docs/plans.md: tables, aliases, joins, CTEs, subqueries, conditions, aggregates, windows,

@@ -29,9 +29,9 @@ PROMOTION_STEPS = (
     "Check that the SQL answers the question.",
     "Fill in difficulty, tags, tables, columns and the outcome for each role.",
     "Set status: approved.",
-    "Run regenerate to write its rows (nl2sql eval regenerate PATH).",
+    "Run regenerate to write its rows (pytest-nl2sql eval regenerate PATH).",
     "Mode plans runs a case's plan: the drafts came with one derived from their SQL and checked "
-    "against its rows; after you change the SQL, run nl2sql suite plan PATH --force.",
+    "against its rows; after you change the SQL, run pytest-nl2sql suite plan PATH --force.",
 )
 
 

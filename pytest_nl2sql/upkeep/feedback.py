@@ -1,7 +1,7 @@
 """The feedback store: answered questions, thumbs up or down, and export as drafts.
 
 The reference engine records each answered question (``ReferenceEngine.recorder =
-recorder(store)``); a person rates a run good or bad (``nl2sql feedback rate``); and ``export``
+recorder(store)``); a person rates a run good or bad (``pytest-nl2sql feedback rate``); and ``export``
 writes each thumbs-up run as a draft case with ``origin: feedback`` to a suite file of its own
 (spec: "Drafts"). The store is a SQLite file of this tool's own, named by ``feedback.store`` in
 ``nl2sql.yaml`` and created on the first write -- it is not a datasource, and no datasource is
@@ -240,7 +240,7 @@ def export(
     write_draft_suite(
         path,
         cases,
-        title=f"Drafts exported from thumbs-up runs in {store.path.name} by `nl2sql feedback export --good`.",
+        title=f"Drafts exported from thumbs-up runs in {store.path.name} by `pytest-nl2sql feedback export --good`.",
         config=config,
     )
     return cases
@@ -258,7 +258,7 @@ def store_for(config: Config) -> FeedbackStore:
 def run_rate(
     config: Config, run_id: int, good: bool, role: str | None = None, *, echo: Callable[[str], None] = print
 ) -> int:
-    """The ``nl2sql feedback rate`` entry point: rate one run; print what was done; exit status."""
+    """The ``pytest-nl2sql feedback rate`` entry point: rate one run; print what was done; exit status."""
     if role is not None and role not in config.roles:
         echo(f"nl2sql: unknown role {role!r} (known: {', '.join(sorted(config.roles))})")
         return 1
@@ -272,7 +272,7 @@ def run_rate(
 
 
 def run_export(config: Config, path: str | os.PathLike[str], *, echo: Callable[[str], None] = print) -> int:
-    """The ``nl2sql feedback export --good PATH`` entry point: print what was written (or why
+    """The ``pytest-nl2sql feedback export --good PATH`` entry point: print what was written (or why
     not); exit status."""
     try:
         cases = export(store_for(config), path, config=config)
@@ -288,8 +288,8 @@ def run_export(config: Config, path: str | os.PathLike[str], *, echo: Callable[[
 
 
 def run_list(config: Config, *, limit: int = 20, echo: Callable[[str], None] = print) -> int:
-    """The ``nl2sql feedback list`` entry point: the most recent runs, newest first, with the
-    id ``nl2sql feedback rate RUN_ID`` takes."""
+    """The ``pytest-nl2sql feedback list`` entry point: the most recent runs, newest first, with the
+    id ``pytest-nl2sql feedback rate RUN_ID`` takes."""
     try:
         runs = store_for(config).runs()
     except FeedbackError as exc:
@@ -308,5 +308,5 @@ def run_list(config: Config, *, limit: int = 20, echo: Callable[[str], None] = p
     more = len(runs) - len(shown)
     if more > 0:
         echo(f"({more} older run(s) not shown; --limit N shows more)")
-    echo("rate one: nl2sql feedback rate RUN_ID --good (or --bad); export the thumbs-up ones: nl2sql feedback export PATH")
+    echo("rate one: pytest-nl2sql feedback rate RUN_ID --good (or --bad); export the thumbs-up ones: pytest-nl2sql feedback export PATH")
     return 0

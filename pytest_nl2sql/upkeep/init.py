@@ -1,4 +1,4 @@
-"""``nl2sql init --demo DIR``: a ready demo project.
+"""``pytest-nl2sql init --demo DIR``: a ready demo project.
 
 Writes ``nl2sql.yaml`` (the three demo datasources, the demo's roles), ``pytest.ini`` (the
 folder is its own pytest root), ``evals.yaml`` (naming
@@ -51,7 +51,7 @@ def shipped_suites() -> list[Path]:
 
 def nl2sql_yaml() -> str:
     lines = [
-        "# nl2sql.yaml -- written by `nl2sql init --demo`. Paths are relative to this file.",
+        "# nl2sql.yaml -- written by `pytest-nl2sql init --demo`. Paths are relative to this file.",
         "version: 1",
         "datasources:",
     ]
@@ -79,7 +79,7 @@ def nl2sql_yaml() -> str:
 
 
 PYTEST_INI = """\
-# Written by `nl2sql init --demo`: this folder is its own pytest root, wherever it is made, so
+# Written by `pytest-nl2sql init --demo`: this folder is its own pytest root, wherever it is made, so
 # plain `pytest` (and `pytest --lf`) here runs the suites evals.yaml lists, with node ids
 # relative to this folder (evals/chinook.yaml::chinook_001[admin]).
 [pytest]
@@ -93,7 +93,7 @@ class Written(dict):
     kept: list[str]
 
 
-EVALS_YAML = "# Suites `pytest` and `nl2sql eval run` use by default (paths relative to nl2sql.yaml).\nsuites:\n- evals/chinook.yaml\n"
+EVALS_YAML = "# Suites `pytest` and `pytest-nl2sql eval run` use by default (paths relative to nl2sql.yaml).\nsuites:\n- evals/chinook.yaml\n"
 
 
 def _sha(data: bytes) -> str:

@@ -1,4 +1,4 @@
-"""``nl2sql suite plan FILE`` (``engine.evals.plan``): give each answerable case a plan.
+"""``pytest-nl2sql suite plan FILE`` (``engine.evals.plan``): give each answerable case a plan.
 
 For every approved ``kind: answer`` case with reviewed SQL and no plan (or every such case with
 ``force``), the plan is derived from the SQL (``upkeep/derive.py``), compiled for the case's
@@ -154,7 +154,7 @@ def plan_suite(
 def run_plan(
     paths: Iterable[str | os.PathLike[str]], config: Config, *, force: bool = False, echo: Callable[[str], None] = print
 ) -> int:
-    """The ``nl2sql suite plan`` entry point: 1 when a case could not be planned."""
+    """The ``pytest-nl2sql suite plan`` entry point: 1 when a case could not be planned."""
     status = 0
     with DatasourceRegistry.from_config(config) as registry:
         for path in paths:

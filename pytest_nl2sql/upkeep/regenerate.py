@@ -87,7 +87,7 @@ def regenerate(
     if is_packaged(path) and not allow_packaged:
         raise PackagedSuiteError(
             f"{path}: a suite the package ships is not yours to rewrite; copy it into your project "
-            "(nl2sql init --demo does), or pass --allow-packaged (nl2sql eval regenerate), --nl2sql-allow-packaged (pytest) or allow_packaged=True"
+            "(pytest-nl2sql init --demo does), or pass --allow-packaged (pytest-nl2sql eval regenerate), --nl2sql-allow-packaged (pytest) or allow_packaged=True"
         )
     with open_suite(path) as edit:  # read and parsed once; locked only for the write
         return _regenerate(edit, path, registry, case_ids)

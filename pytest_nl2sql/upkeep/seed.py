@@ -1,4 +1,4 @@
-"""Draft cases from a datasource's schema (spec: "Drafts"; ``nl2sql eval seed``).
+"""Draft cases from a datasource's schema (spec: "Drafts"; ``pytest-nl2sql eval seed``).
 
 ``seed(name, registry)`` reads the introspected schema -- tables, columns, foreign keys, row
 counts, sample values -- and drafts questions of seven kinds: counts, top-N groups (ties kept
@@ -619,7 +619,7 @@ _draft_cases = seed  # ``run_seed`` has a parameter called ``seed``
 def write_drafts(path: str | os.PathLike[str], cases: list[EvalCase], *, config: Config | None = None) -> None:
     """Write seeded drafts to ``path`` as a suite of their own (refusal rules: ``drafts.py``)."""
     sources = ", ".join(dict.fromkeys(ds for case in cases for ds in case.datasources)) or "a datasource"
-    title = f"Drafts seeded from the schema of {sources} by `nl2sql eval seed` ({Path(path).name})."
+    title = f"Drafts seeded from the schema of {sources} by `pytest-nl2sql eval seed` ({Path(path).name})."
     write_draft_suite(path, cases, title=title, config=config)
 
 
@@ -632,7 +632,7 @@ def run_seed(
     seed: int = 0,
     echo: Callable[[str], None] = print,
 ) -> int:
-    """The ``--nl2sql-seed`` / ``nl2sql eval seed`` entry point: seed drafts from one of the
+    """The ``--nl2sql-seed`` / ``pytest-nl2sql eval seed`` entry point: seed drafts from one of the
     project's datasources into ``path``; print what was written (or why not); exit status."""
     if count < 1:  # writing no drafts would replace the file's drafts with none
         echo(f"nl2sql: --count must be at least 1 (got {count}); nothing was written")

@@ -1,4 +1,4 @@
-"""`nl2sql init --demo DIR`: what it writes, and that it never overwrites a file you changed."""
+"""`pytest-nl2sql init --demo DIR`: what it writes, and that it never overwrites a file you changed."""
 
 from __future__ import annotations
 

@@ -67,7 +67,7 @@ def chinook_pg_url(request: pytest.FixtureRequest, realdb_pg: PgServer) -> Itera
 
 
 def _demo_project(folder: Path, chinook_url: str) -> Path:
-    """The ``nl2sql init --demo`` project, its chinook datasource moved to ``chinook_url``."""
+    """The ``pytest-nl2sql init --demo`` project, its chinook datasource moved to ``chinook_url``."""
     init_demo(folder)
     config = folder / "nl2sql.yaml"
     yaml = YAML()

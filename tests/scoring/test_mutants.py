@@ -1,5 +1,5 @@
 """Mutants of a gold SQL (``scoring/mutants.py``) and their kill rates, and
-``nl2sql eval audit --mutants`` on a copy of the demo project (``weak-gold``)."""
+``pytest-nl2sql eval audit --mutants`` on a copy of the demo project (``weak-gold``)."""
 
 from __future__ import annotations
 

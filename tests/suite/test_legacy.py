@@ -243,7 +243,7 @@ def test_migrate_refuses_a_broken_gold_file_and_writes_nothing(tmp_path: Path) -
     result = _nl2sql("suite", "migrate", str(old), "-o", "new.yaml", cwd=tmp_path)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert result.stderr.startswith("nl2sql: ")
+    assert result.stderr.startswith("pytest-nl2sql: ")
     assert (
         "case 'chinook_001': outcome for viewer must be one of allowed, refused, unanswerable, clarify"
         in result.stderr

@@ -49,7 +49,7 @@ def suite() -> EvalSuite:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh ``nl2sql init --demo`` project (its own databases and nl2sql.yaml)."""
+    """A fresh ``pytest-nl2sql init --demo`` project (its own databases and nl2sql.yaml)."""
     root = tmp_path_factory.mktemp("demo")
     init_demo(root)
     return root
