@@ -8,7 +8,8 @@ through ``redact_url``. The format is described in docs/config.md.
 
 Where things are: ``model`` (the loaded ``Config`` and its parts), ``policy`` (``RolePolicy``:
 what a role may read), ``reader`` (the YAML with line numbers, typed values, ``${NAME}``) and
-``build`` (``load_config``: every rule of the file). Import from here.
+``build`` (``load_config``: every rule of the file); ``engine_project`` reads an nl2sql-engine
+project's ``nl2sql.yaml`` (version 2) as it is. Import from here.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pytest_nl2sql.config.build import MAX_TIMEOUT_S, load_config
 from pytest_nl2sql.config.model import (
     CONFIG_FILENAME,
     DEFAULT_ENGINE,
+    ENGINE_NL2SQL,
     EVALS_FILENAME,
     Config,
     ConfigError,
@@ -32,6 +34,7 @@ from pytest_nl2sql.config.policy import RolePolicy
 __all__ = [
     "CONFIG_FILENAME",
     "DEFAULT_ENGINE",
+    "ENGINE_NL2SQL",
     "EVALS_FILENAME",
     "MAX_TIMEOUT_S",
     "Config",

@@ -14,8 +14,10 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
+from pytest_nl2sql.config.engine_project import build_engine_project, is_engine_project
 from pytest_nl2sql.config.model import (
     DEFAULT_ENGINE,
+    ENGINE_NL2SQL,
     ENGINE_RE,
     ENV_NAME_RE,
     ENV_REF_RE,
@@ -48,6 +50,11 @@ def load_config(path: Path | str, *, environ: Mapping[str, str] | None = None) -
     env = os.environ if environ is None else environ
     reader = Reader(path, env)
     document = reader.read_document()
+    if is_engine_project(document):  # nl2sql-engine's own project (version 2), read as it is
+        config, problems = build_engine_project(reader, document)
+        if problems or config is None:
+            raise ConfigError(problems)
+        return config
     config = _ConfigBuilder(reader).build(document) if document is not None else None
     evals_path = path.parent / EVALS_FILENAME
     suites: tuple[Path, ...] = ()
@@ -95,13 +102,14 @@ class _ConfigBuilder:
         elif doc["version"] != 1 or isinstance(doc["version"], bool):
             r.problem(
                 r.value_line(doc, "version"),
-                f"version {show(doc['version'])} is not supported (write version: 1)",
+                f"version {show(doc['version'])} is not supported (write version: 1 for "
+                "pytest-nl2sql's format, or version: 2 for nl2sql-engine's project: docs/nl2sql-engine.md)",
             )
         datasources = self.datasources(doc)
         roles = self.roles(doc, datasources)
         routing = self.routing(doc)
         engine = r.string(doc, "engine", "nl2sql.yaml", DEFAULT_ENGINE)
-        if engine is not None and not ENGINE_RE.match(engine):
+        if engine is not None and engine != ENGINE_NL2SQL and not ENGINE_RE.match(engine):
             r.problem(
                 r.value_line(doc, "engine"),
                 f"engine {engine!r} is not a 'module:callable' path "

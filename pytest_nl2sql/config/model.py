@@ -14,11 +14,16 @@ from sqlalchemy.exc import ArgumentError
 from pytest_nl2sql.config.policy import RolePolicy
 from pytest_nl2sql.errors import UnknownRole
 
-__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "find_config", "redact_url"]
+__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "ENGINE_NL2SQL", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "find_config", "redact_url"]
 
 CONFIG_FILENAME = "nl2sql.yaml"
 EVALS_FILENAME = "evals.yaml"
 DEFAULT_ENGINE = "pytest_nl2sql.engine.reference:make_engine"
+#: ``engine: nl2sql-engine``: nl2sql-engine (PyPI) drives the answers (engine/nl2sql_engine.py)
+ENGINE_NL2SQL = "nl2sql-engine"
+#: nl2sql-engine's ``result_match``: the gold's column order, numbers within half a cent
+#: (its ``NUMERIC_TOLERANCE``, 0.005 + 1e-9) -- docs/scoring.md, "Column order".
+ENGINE_MATCH_DEFAULTS: dict[str, object] = {"column_order": "strict", "abs_tol": 0.005 + 1e-9, "rel_tol": 0.0}
 
 SECRET_QUERY_KEYS = frozenset(
     {"password", "passwd", "pwd", "secret", "token", "access_token", "api_key", "apikey"}
@@ -132,6 +137,17 @@ class Config:
     feedback_store: Path | None = None
     test_suite: ScratchConfig = ScratchConfig()
     evals_suites: tuple[Path, ...] = ()
+    #: the file's format: "pytest-nl2sql" (version 1) or "nl2sql-engine" (its version 2 project)
+    source: str = "pytest-nl2sql"
+
+    @property
+    def match_defaults(self) -> dict[str, object]:
+        """The ``result_match`` settings under every suite's own ``match:`` (docs/scoring.md):
+        an nl2sql-engine project keeps nl2sql-engine's rule (the gold's column order, numbers
+        within half a cent), so moving from its evaluator keeps its verdicts."""
+        if self.source == "nl2sql-engine":
+            return dict(ENGINE_MATCH_DEFAULTS)
+        return {}
 
     def role(self, name: str) -> RolePolicy:
         """The policy of role ``name`` (names are case-insensitive); ``UnknownRole`` (a

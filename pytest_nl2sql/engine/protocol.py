@@ -72,5 +72,6 @@ class Engine(Protocol):
 #                          mode full builds no LLM client (no key needed), llm is passed as None
 #   refusal_message = "…"  the one generic message its refusals carry (the outcome scorer checks it)
 #   answer_case(case, role, llm) -> Answer   called instead of answer() when present
+#   route_case(case, role) -> RouteResult    called instead of route() in mode retrieval when present
 #   concurrency_safe = False   the engine must be called one call at a time: --nl2sql-concurrency
 #                          then asks nothing ahead (default True: calls may overlap on threads)

@@ -93,9 +93,8 @@ class ReferenceEngine:
                 continue
             tables[name.lower()] = {t.lower(): {c.lower() for c in cols} for t, cols in schema.items()}
         for role in self.config.roles.values():
-            named_tables = set(role.deny_tables) | set(role.allow_tables or ())
             named_columns = set(role.deny_columns) | set(role.allow_columns or ())
-            for ds, table in sorted(named_tables | {(d, t) for d, t, _ in named_columns}):
+            for ds, table in sorted(role.named_tables()):
                 known = tables.get(ds)
                 if known is not None and table not in known:
                     close = difflib.get_close_matches(table, sorted(known), n=1)

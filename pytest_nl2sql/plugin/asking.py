@@ -62,7 +62,8 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
     try:
         engine = run.engine
         if mode == "retrieval" and run.settings.predictions is None:
-            route = engine.route(case.question, role)
+            route_case = getattr(engine, "route_case", None)  # engines that key on the case (nl2sql-engine)
+            route = route_case(case, role) if route_case is not None else engine.route(case.question, role)
         else:
             llm = run.llm_for(item, attempt=attempt, usage=usage)
             answer_case = getattr(engine, "answer_case", None)  # engines that key on the case (replay)

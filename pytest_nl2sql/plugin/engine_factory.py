@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from pytest_nl2sql.config.model import DEFAULT_ENGINE, ENGINE_NL2SQL
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.plugin.collect import RUN_KEY
 
@@ -87,8 +88,18 @@ def check_engine(dotted: str, engine: Any) -> Any:
     return engine
 
 
-def build_engine(dotted: str, project: Any) -> Any:
-    """Import what ``dotted`` names, check it, call it with ``project``, check the result."""
+#: --nl2sql-engine's short names
+ENGINE_NAMES = {"reference": DEFAULT_ENGINE, ENGINE_NL2SQL: ENGINE_NL2SQL}
+
+
+def build_engine(dotted: str, project: Any, mode: str = "plans") -> Any:
+    """Import what ``dotted`` names, check it, call it with ``project``, check the result.
+    ``nl2sql-engine`` is nl2sql-engine's own pipeline (engine/nl2sql_engine.py), for ``mode``."""
+    dotted = ENGINE_NAMES.get(dotted, dotted)
+    if dotted == ENGINE_NL2SQL:
+        from pytest_nl2sql.engine.nl2sql_engine import Nl2sqlEngine
+
+        return Nl2sqlEngine(project, mode=mode)
     from pytest_nl2sql.plugin.run import import_object
 
     factory = import_object(dotted)
@@ -112,7 +123,8 @@ class DefaultEngineFactory:
             return ReplayEngine.from_file(run.settings.predictions, project)
         if project is None:
             return None
+        chosen = run.settings.engine or project.engine
         try:
-            return build_engine(project.engine, project)
+            return build_engine(chosen, project, mode=run.settings.mode)
         except Nl2sqlError as exc:  # not a factory, or the factory refused the project
             raise pytest.UsageError(str(exc)) from None

@@ -47,6 +47,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("compare", {"metavar": "BASE.json"}, "string", "at the end, compare this run with an earlier JSON report: flipped items, per-tag deltas, a paired test"),
     ("shard", {"metavar": "I/N"}, None, "run only shard I of N (1-based): a stable, balanced share of the cases by case id (docs/ci.md)"),
     ("max-leak-rate", {"metavar": "X"}, "string", "fail the run when the 95% upper bound of the leak rate (answered, should be refused) is above X (0..1)"),
+    ("engine", {"metavar": "NAME"}, "string", "the engine under test, instead of nl2sql.yaml's: reference (pytest-nl2sql's), nl2sql-engine, or module:factory (docs/engine.md)"),
     ("test-suite", {"metavar": "K"}, "string", "test-suite accuracy: an allowed item passes result_match only if its SQL gives the gold's rows on the real database and on K generated neighbour databases (SQLite; PostgreSQL with test_suite.scratch_url in nl2sql.yaml; docs/scoring.md)"),
 ]
 
@@ -95,6 +96,7 @@ class Settings:
     shard: tuple[int, int] | None = None  # (index, count), 1-based
     max_leak_rate: float | None = None
     test_suite: int = 0  # neighbour databases per datasource (--nl2sql-test-suite; 0: off)
+    engine: str | None = None  # --nl2sql-engine: reference, nl2sql-engine or module:factory
 
 
 def _get(config: pytest.Config, name: str) -> Any:
@@ -173,6 +175,7 @@ def read_settings(config: pytest.Config) -> Settings:
         seed=_get(config, "seed"),
         seed_out=Path(_get(config, "seed-out")) if _get(config, "seed-out") else None,
         seed_count=_seed_count(config),
+        engine=_get(config, "engine"),
         explicit=explicit or bool(raw_suites) or root is None,
         **_full_run(config, mode),
         **_report_settings(config),

@@ -300,6 +300,21 @@ class Nl2sqlRun:
         path = self.config_path()
         return (path.parent if path is not None else Path(str(self.config.rootpath))) / ".nl2sql-cache" / "llm"
 
+    def suite_match(self, suite: EvalSuite | None) -> dict[str, Any] | None:
+        """The suite's ``match:`` over the project's defaults (an nl2sql-engine project's
+        result_match is nl2sql-engine's rule: docs/scoring.md, "column order")."""
+        project = self.project
+        merged = {**(getattr(project, "match_defaults", None) or {}), **(dict(suite.match) if suite is not None and suite.match else {})}
+        return merged or None
+
+    def recall_threshold(self) -> float | None:
+        """--nl2sql-recall-threshold; in an nl2sql-engine project outside mode plans, 1.0 (its
+        evaluator's retrieval_recall passes at full recall only)."""
+        if self.settings.recall_threshold is not None or self.settings.mode == "plans":
+            return self.settings.recall_threshold
+        project = self.project
+        return 1.0 if getattr(project, "source", None) == "nl2sql-engine" else None
+
     # -- one item ------------------------------------------------------------------
     def run_item(self, item: CaseItem) -> None:
         """Ask (each attempt, maybe prefetched on another thread), score, combine, verdict."""
@@ -326,8 +341,8 @@ class Nl2sqlRun:
             mode=mode,
             answer=answer,
             route=route,
-            suite_match=dict(suite.match) if suite is not None and suite.match else None,
-            recall_threshold=self.settings.recall_threshold,
+            suite_match=self.suite_match(suite),
+            recall_threshold=self.recall_threshold(),
             refusal_message=refusal,
             test_suite=self.neighbourhood(),
         )

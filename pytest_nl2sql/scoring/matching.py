@@ -278,6 +278,21 @@ def match_rows(
         return MatchResult(False, size_reason(), tuple(gold), tuple(project(align) if align else pred))
 
     lower = [c.lower() for c in pred_cols]
+    if rule.column_order == "strict" and rule.column_names != "require":
+        # nl2sql-engine's rule: the answer's columns in the gold's order (with extra_columns:
+        # allow, the gold's columns first); compared by position only, so polynomial
+        v = compare(gold, project(identity), rule, tols)
+        if v.ok:
+            return MatchResult(True, columns=identity)
+        note = ""
+        if n == m and not rule.order_matters:
+            def contents(rows: list[tuple]) -> Counter:
+                return Counter(frozenset(Counter(r).items()) for r in rows)
+
+            same = _hashable(gold, pred) and contents(gold) == contents(pred)
+            if same:
+                note = " (the same values in another column order: column_order is strict for this case)"
+        return MatchResult(False, size_reason() + v.note + note, tuple(v.missing), tuple(v.unexpected), columns=identity)
     if rule.column_names == "require":
         try:
             align = tuple(lower.index(c.lower()) for c in gold_cols)
@@ -357,6 +372,16 @@ def match_rows(
             fallback,
         )
     return failed(size_reason(), fallback)
+
+
+def _hashable(*sides: list[tuple]) -> bool:
+    try:
+        for side in sides:
+            for row in side:
+                hash(row)
+    except TypeError:
+        return False
+    return True
 
 
 def _same_multiset(gold: list[tuple], pred: list[tuple]) -> bool:

@@ -38,6 +38,9 @@ CHOICES = {
     "column_names": ("ignore", "require"),
     "duplicates": ("count", "ignore"),
     "extra_columns": ("forbid", "allow"),
+    # "strict": the answer's columns in the gold's order (nl2sql-engine's result_match);
+    # "any": any arrangement that gives the gold rows (the official Spider metric)
+    "column_order": ("any", "strict"),
 }
 #: The keys of a tolerance (suite, case, or one column's).
 TOLERANCE_KEYS = ("abs_tol", "rel_tol")
@@ -92,6 +95,7 @@ class MatchRule:
     column_names: str = "ignore"
     duplicates: str = "count"
     extra_columns: str = "forbid"
+    column_order: str = "any"
     float_tolerance: float | None = attrs.field(default=None, converter=_opt_tol("float_tolerance"))
     abs_tol: float | None = attrs.field(default=None, converter=_opt_tol("abs_tol"))
     rel_tol: float | None = attrs.field(default=None, converter=_opt_tol("rel_tol"))

@@ -46,6 +46,7 @@ REQUIRED = ("id", "question", "datasources", "status", "outcome")
 #: ``match:`` settings (suite default or per case) and the values each accepts.
 MATCH_OPTIONS: dict[str, tuple[str, ...] | type] = {
     "column_names": ("ignore", "require"),
+    "column_order": ("any", "strict"),
     "duplicates": ("count", "ignore"),
     "extra_columns": ("forbid", "allow"),
     "float_tolerance": float,  # the older spelling: abs_tol = rel_tol = the value

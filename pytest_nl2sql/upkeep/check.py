@@ -8,7 +8,10 @@ did-you-mean:
 * the datasources it names exist in ``nl2sql.yaml``;
 * the roles of its ``outcome`` are roles of ``nl2sql.yaml``;
 * the ``tables`` and ``columns`` it names exist in that datasource's schema;
-* its ``plan`` follows the plan format and reads only tables and columns the schema has.
+* its ``plan`` is one the configured engine reads: the reference engine's format (or
+  nl2sql-engine's ``PlanModel`` shape, which it also reads) reading only tables and columns the
+  schema has; nl2sql-engine's own ``PlanModel`` when ``engine`` is nl2sql-engine; for another
+  engine, what its ``validate_plan(plan)`` says (docs/engine.md), or any mapping when it has none.
 
 A datasource that cannot be opened is one problem, and its cases' schema checks are skipped.
 """
@@ -16,10 +19,12 @@ A datasource that cannot be opened is one problem, and its cases' schema checks 
 from __future__ import annotations
 
 import difflib
+import importlib
 import os
 from collections.abc import Callable, Iterable
+from typing import Any
 
-from pytest_nl2sql.config import Config
+from pytest_nl2sql.config import DEFAULT_ENGINE, ENGINE_NL2SQL, Config
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
 from pytest_nl2sql.engine.compiler import CompileError
 from pytest_nl2sql.engine.plan import PlanError, PlanModel
@@ -44,11 +49,32 @@ def _hint(name: str, known: Iterable[str]) -> str:
     return f"known: {shown}" if known else "none are known"
 
 
+def plan_validator(engine: str) -> Callable[[dict], list[str]] | None:
+    """The configured engine's own plan check (None: the reference engine's, done here with the
+    schema); ``lambda plan: []`` for an engine that brings none (any mapping is its data)."""
+    if engine in (DEFAULT_ENGINE, "reference"):
+        return None
+    if engine == ENGINE_NL2SQL:
+        from pytest_nl2sql.engine.nl2sql_engine import validate_plan
+
+        return validate_plan
+    module, _, attr = engine.partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return lambda plan: []  # the engine itself cannot be imported here: pytest says so, not suite check
+    check = getattr(obj, "validate_plan", None)
+    return check if callable(check) else (lambda plan: [])
+
+
 class _Checker:
     def __init__(self, path: str, config: Config, registry: DatasourceRegistry) -> None:
         self.path = path
         self.config = config
         self.registry = registry
+        self.validator = plan_validator(config.engine)
         self.problems: list[Problem] = []
         self._schemas: dict[str, dict[str, list[str]] | None] = {}
 
@@ -103,6 +129,14 @@ class _Checker:
             self.plan(case, spans, name, schema)
 
     def plan(self, case: EvalCase, spans: CaseSpans | None, name: str, schema: dict[str, list[str]]) -> None:
+        if self.validator is not None:
+            try:
+                found = list(self.validator(dict(case.plan)) or [])
+            except Exception as exc:  # noqa: BLE001 -- a third party's check must not end the check
+                found = [f"plan: the engine's validate_plan raised {type(exc).__name__}: {exc}"]
+            if found:
+                self.problem(case, spans, "plan", "; ".join(str(p) for p in found[:5]))
+            return
         raw = dict(case.plan)
         raw.setdefault("datasource", name)
         try:

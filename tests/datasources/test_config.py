@@ -152,8 +152,8 @@ def test_password_never_in_reprs_or_errors(tmp_path: Path) -> None:
 
 BAD_FILES = [
     pytest.param(
-        "version: 2\ndatasources:\n  db: {url: 'sqlite:///x'}\n",
-        [":1: version 2 is not supported (write version: 1)"],
+        "version: 3\ndatasources:\n  db: {url: 'sqlite:///x'}\n",
+        [":1: version 3 is not supported (write version: 1 for pytest-nl2sql's format, or version: 2 for nl2sql-engine's project: docs/nl2sql-engine.md)"],
         id="version",
     ),
     pytest.param(
