@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
+import attrs
+
 from pytest_nl2sql.engine.protocol import Answer, RouteResult
 from pytest_nl2sql.errors import Nl2sqlError
 
@@ -194,7 +196,20 @@ class Nl2sqlEngine:
                 gold.plans[case.id] = self._plan(case)
                 gold.select(theirs)
             result, sent = _ask(self._run, theirs, role)
-        return self._answer(result, sent, case)
+        answer = self._answer(result, sent, case)
+        if self.mode == "full":  # what its model calls cost, priced as its evaluator prices them
+            return attrs.evolve(answer, cost_usd=self._cost(result))
+        return answer
+
+    def _cost(self, result: Any) -> float:
+        from nl2sql.evaluation.run import question_cost
+        from nl2sql.llm.models import LLMFileConfig
+
+        llm = self._run.config.llm
+        try:
+            return float(question_cost(result.usage, LLMFileConfig.from_llm(llm), llm.prices))
+        except Exception:  # noqa: BLE001 -- a model without a price: nl2sql-engine counts it as unknown
+            return 0.0
 
     def close(self) -> None:
         if self._gold is not None:
