@@ -243,3 +243,32 @@ def test_a_bad_plan_is_refused_with_its_path(plan: dict[str, Any], path: str, wo
         PlanModel.from_dict(plan)
     assert err.value.path == path
     assert words in err.value.problem
+
+
+# -- end to end ---------------------------------------------------------------------------------
+
+OUR_CONFIG = """\
+version: 1
+datasources:
+  chinook: {url: "sqlite:///data/chinook.sqlite"}
+  support: {url: "sqlite:///data/support.sqlite"}
+  webanalytics: {url: "sqlite:///data/webanalytics.sqlite"}
+roles:  # the demo's policies.yaml
+  admin: {datasources: "*"}
+  analyst:
+    datasources: [chinook, support, webanalytics]
+    deny: {tables: [chinook.Employee, support.agents]}
+  viewer:
+    datasources: [chinook, webanalytics]
+    allow:
+      tables: [chinook.Album, chinook.Artist, chinook.Genre, chinook.MediaType, chinook.Playlist,
+               chinook.PlaylistTrack, chinook.Track, webanalytics.devices, webanalytics.page_views,
+               webanalytics.referrers]
+"""
+
+
+def test_mode_plans_runs_nl2sql_engines_suite_with_the_reference_engine(pytester: pytest.Pytester) -> None:
+    make_engine_project(pytester.path)
+    (pytester.path / "nl2sql.yaml").write_text(OUR_CONFIG)  # ours: version 2 is not read here yet
+    result = pytester.runpytest("--nl2sql-suite", "evals/chinook.yaml", "--nl2sql-mode", "plans")
+    result.assert_outcomes(passed=141)
