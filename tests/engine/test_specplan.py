@@ -272,3 +272,23 @@ def test_mode_plans_runs_nl2sql_engines_suite_with_the_reference_engine(pytester
     (pytester.path / "nl2sql.yaml").write_text(OUR_CONFIG)  # ours: version 2 is not read here yet
     result = pytester.runpytest("--nl2sql-suite", "evals/chinook.yaml", "--nl2sql-mode", "plans")
     result.assert_outcomes(passed=141)
+
+
+def test_suite_check_reads_nl2sql_engines_plans(tmp_path: Path) -> None:
+    from pytest_nl2sql.config import load_config
+    from pytest_nl2sql.upkeep.check import check_against_project
+
+    make_engine_project(tmp_path)
+    (tmp_path / "nl2sql.yaml").write_text(OUR_CONFIG)
+    config = load_config(tmp_path / "nl2sql.yaml")
+    suite = tmp_path / "evals" / "chinook.yaml"
+    assert check_against_project(suite, config) == []
+    text = suite.read_text()
+    text = text.replace("{kind: column, alias: t1, column_name: CustomerId}", "{kind: column, alias: t9, column_name: CustomerId}", 1)
+    at = text.index("id: chinook_021")
+    text = text[:at] + text[at:].replace("column_name: Country}", "column_name: Countryy}", 1)
+    suite.write_text(text)
+    assert [p.message for p in check_against_project(suite, config)] == [
+        "plan.select_items[1].expr.args[0].alias: unknown table alias 't9' (declared: t1)",
+        "plan reads names chinook does not have: Customer.Countryy (did you mean 'Country'?)",
+    ]
