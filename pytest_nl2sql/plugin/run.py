@@ -261,12 +261,16 @@ class Nl2sqlRun:
     def llm_for(self, item: CaseItem, attempt: int = 0, usage: Any = None) -> Any:
         mode = self.settings.mode
         if mode == "plans":
+            from pytest_nl2sql.engine.plan.specplan import is_spec_plan
             from pytest_nl2sql.llm import FakeLLM
 
             plan = item.case.plan
             if plan is None:
                 if item.case.outcome[item.role] is Outcome.UNANSWERABLE or not item.case.answerable:
                     plan = {"kind": "not_answerable", "reason": "the case is unanswerable"}
+            elif is_spec_plan(plan) and plan.get("datasource") is None and len(item.case.datasources) == 1:
+                # nl2sql-engine's plan names no datasource: it is written for the case's one
+                plan = {**plan, "datasource": item.case.datasources[0]}
             return FakeLLM({item.case.question: plan} if plan is not None else {})
         if not getattr(self._engine, "needs_llm", True):
             return None

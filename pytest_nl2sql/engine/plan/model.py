@@ -19,6 +19,7 @@ from pytest_nl2sql.engine.plan.parse import (
     _show,
     _text,
 )
+from pytest_nl2sql.engine.plan.specplan import is_spec_plan, read_spec_plan
 from pytest_nl2sql.engine.plan.vocabulary import KINDS, PlanError
 
 
@@ -40,7 +41,13 @@ class PlanModel:
 
     @classmethod
     def from_dict(cls, data: Any, *, path: str = "plan") -> PlanModel:
-        """Build a plan from plain data (parsed YAML/JSON); raise :class:`PlanError` if invalid."""
+        """Build a plan from plain data (parsed YAML/JSON); raise :class:`PlanError` if invalid.
+
+        Also reads nl2sql-engine's PlanModel shape (``tables``, ``select_items``, ...), see
+        :mod:`.specplan`."""
+        if is_spec_plan(data):
+            datasource, query = read_spec_plan(data, path)
+            return cls("answer", datasource, query)
         return _parse_plan(data, path)
 
     def to_dict(self) -> dict[str, Any]:
