@@ -55,7 +55,8 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("nl2sql", "pytest-nl2sql: run NL2SQL suites")
     for name, kwargs, ini_type, help_text in _OPTIONS:
         dest = "nl2sql_" + name.replace("-", "_")
-        group.addoption(f"--nl2sql-{name}", dest=dest, help=help_text, **kwargs)
+        # argparse formats help with %: a literal percent sign must reach it doubled
+        group.addoption(f"--nl2sql-{name}", dest=dest, help=help_text.replace("%", "%%"), **kwargs)
         if ini_type is not None:
             parser.addini(dest, help=help_text, type=ini_type, default=None)
 
