@@ -220,7 +220,7 @@ def _feedback_list(args: argparse.Namespace) -> int:
 
 def _report_compare(args: argparse.Namespace) -> int:
     """Items that flipped between two JSON reports, per-tag deltas, a paired test."""
-    from pytest_nl2sql.plugin.compare import CompareError, compare_reports, load_report
+    from pytest_nl2sql.reporting.compare import CompareError, compare_reports, load_report
 
     try:
         result = compare_reports(load_report(args.base), load_report(args.new))
@@ -241,8 +241,8 @@ def _report_merge(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from pytest_nl2sql.plugin.compare import CompareError, load_report
-    from pytest_nl2sql.plugin.shards import MergeError, merge_reports
+    from pytest_nl2sql.reporting.compare import CompareError, load_report
+    from pytest_nl2sql.reporting.shards import MergeError, merge_reports
     from pytest_nl2sql.suitefile.lock import write_atomic
 
     try:
@@ -256,7 +256,7 @@ def _report_merge(args: argparse.Namespace) -> int:
     s = merged["summary"]
     print(f"{out}: merged {len(args.reports)} reports: {s['items']} items, {s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures")
     if args.html:
-        from pytest_nl2sql.plugin.html_report import write_html
+        from pytest_nl2sql.reporting.html_report import write_html
 
         write_html(Path(args.html), merged)
         print(f"{args.html}: HTML report")
@@ -267,9 +267,9 @@ def _report_gate(args: argparse.Namespace) -> int:
     """The baseline gate on a finished (or merged) JSON report."""
     from pathlib import Path
 
-    from pytest_nl2sql.plugin.baseline import Baseline, BaselineError
-    from pytest_nl2sql.plugin.compare import CompareError, load_report
-    from pytest_nl2sql.plugin.gate import gate_records, suite_cases
+    from pytest_nl2sql.reporting.baseline import Baseline, BaselineError
+    from pytest_nl2sql.reporting.compare import CompareError, load_report
+    from pytest_nl2sql.reporting.gate import gate_records, suite_cases
 
     try:
         report = load_report(args.report)

@@ -12,10 +12,11 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.reporting.shards import shard_of
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status
 
-__all__ = ["CaseFailure", "CaseItem", "ItemRunner", "SuiteFile", "select_roles"]
+__all__ = ["CaseFailure", "CaseItem", "ItemRunner", "SuiteFile", "select_roles", "select_shard"]
 
 
 class ItemRunner(Protocol):
@@ -128,3 +129,20 @@ class CaseItem(pytest.Item):
 
 
 RUN_KEY = pytest.StashKey[ItemRunner]()
+
+
+def select_shard(config: pytest.Config, items: list[pytest.Item], shard: tuple[int, int]) -> None:
+    """Deselect the cases of other shards (as ``-k`` does: pytest counts them as deselected)."""
+    index, count = shard
+    keep, drop = [], []
+    for item in items:
+        case = getattr(item, "case", None)
+        if case is None or not hasattr(item, "role"):
+            keep.append(item)
+        elif shard_of(item.path.name, case.id, count) == index:
+            keep.append(item)
+        else:
+            drop.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

@@ -16,9 +16,9 @@ import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import register_full_run
-from pytest_nl2sql.plugin.collect import CaseItem, SuiteFile, case_selected, select_roles
-from pytest_nl2sql.plugin.finish import finish_run
-from pytest_nl2sql.plugin.gate import (
+from pytest_nl2sql.plugin.collect import CaseItem, SuiteFile, case_selected, select_roles, select_shard
+from pytest_nl2sql.reporting.finish import finish_run
+from pytest_nl2sql.reporting.gate import (
     apply_verdict,
     failed_scorers,
     stale_entries,
@@ -26,9 +26,8 @@ from pytest_nl2sql.plugin.gate import (
     update_baselines,
 )
 from pytest_nl2sql.plugin.ledger import CostLedger
-from pytest_nl2sql.plugin.report import RunReport, make_record, record_reason, run_meta, short_repr
+from pytest_nl2sql.reporting.report import RunReport, make_record, record_reason, run_meta, short_repr
 from pytest_nl2sql.plugin.run import Nl2sqlRun
-from pytest_nl2sql.plugin.shards import select_shard
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 

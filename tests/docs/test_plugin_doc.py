@@ -54,7 +54,7 @@ def test_every_option_and_its_ini_twin_is_documented() -> None:
     assert not missing, f"docs/plugin.md does not describe: {', '.join(missing)}"
 
 
-def _subcommands(parser: argparse.ArgumentParser, prefix: str = "nl2sql") -> list[str]:
+def _subcommands(parser: argparse.ArgumentParser, prefix: str = "pytest-nl2sql") -> list[str]:
     out = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.cli import main
-from pytest_nl2sql.plugin.compare import compare_reports
-from pytest_nl2sql.plugin.stats import mcnemar_exact, paired_bootstrap_ci
+from pytest_nl2sql.reporting.compare import compare_reports
+from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
 from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.plugin.html_report import render_html
+from pytest_nl2sql.reporting.html_report import render_html
 from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 ARTIFACTS = Path(__file__).resolve().parent / ".artifacts"

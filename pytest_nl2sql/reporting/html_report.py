@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_nl2sql.plugin.outcomes import ACTUAL
+from pytest_nl2sql.reporting.outcomes import ACTUAL
 from pytest_nl2sql.suitefile.lock import write_atomic
 
 __all__ = ["render_html", "write_html"]

@@ -27,9 +27,9 @@ from typing import Any
 import attrs
 
 from pytest_nl2sql.errors import Nl2sqlError
-from pytest_nl2sql.plugin.gate import raw_failed
-from pytest_nl2sql.plugin.report import REPORT_SCHEMA, REPORT_VERSION
-from pytest_nl2sql.plugin.stats import mcnemar_exact, paired_bootstrap_ci
+from pytest_nl2sql.reporting.gate import raw_failed
+from pytest_nl2sql.reporting.report import REPORT_SCHEMA, REPORT_VERSION
+from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
 
 __all__ = ["CompareError", "Comparison", "compare_reports", "load_report"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_nl2sql.plugin.intervals import wilson
+from pytest_nl2sql.reporting.intervals import wilson
 
 __all__ = ["Judged", "combine", "summary_figures", "summary_lines"]
 

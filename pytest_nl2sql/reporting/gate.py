@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.plugin.baseline import (
+from pytest_nl2sql.reporting.baseline import (
     Baseline,
     BaselineChange,
     BaselineError,

@@ -12,18 +12,28 @@ import os
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
-from pytest_nl2sql.plugin import accounting, breakdowns, failfast, repeats
-from pytest_nl2sql.plugin.intervals import wilson
+from pytest_nl2sql.reporting import breakdowns, figures, repeats
+from pytest_nl2sql.reporting.intervals import wilson
 
 if TYPE_CHECKING:
     from pytest_nl2sql.engine.protocol import Answer, RouteResult
-    from pytest_nl2sql.plugin.collect import CaseItem
+    from pytest_nl2sql.suitefile.model import EvalCase, Outcome
     from pytest_nl2sql.scoring.scorers import Score
 
 __all__ = ["RunReport", "failure_reason", "failure_text", "make_record", "record_reason", "short_repr", "wilson"]
+
+class CaseItem(Protocol):
+    """What a report needs of an item (the plugin's ``CaseItem``): one case asked as one role."""
+
+    nodeid: str
+    path: Path
+    case: EvalCase
+    role: str
+    expected: Outcome
+
 
 REPORT_SCHEMA = "pytest-nl2sql/report"
 REPORT_VERSION = 1
@@ -227,9 +237,9 @@ class RunReport:
         out["by_outcome"] = self._group("expected", [r for r in answer if "outcome" in r["scores"]])
         out["cost_usd"] = round(sum(r.get("cost_usd") or 0.0 for r in self.records), 6)
         out.update(breakdowns.summary_figures(self.records))  # checked, routing per group, confusion, leak, taxonomy
-        out.update(accounting.summary_figures(self.records, out["passed"], self.meta.get("mode")))  # tokens, latency, cache
+        out.update(figures.usage_figures(self.records, out["passed"], self.meta.get("mode")))  # tokens, latency, cache
         out.update(repeats.summary_figures(self.records, int(self.meta.get("repeat") or 1)))  # pass@k, pass^k, flaky
-        out.update(failfast.summary_figures(self.records))  # not_asked
+        out.update(figures.not_asked_figures(self.records))  # not_asked
         out.update(test_suite_summary(self.records))  # --nl2sql-test-suite
         return out
 
@@ -296,9 +306,9 @@ class RunReport:
                 out.append(f" {title} (answer items; checked: {', '.join(checks)}):")
                 out.extend(self._line(k, v) for k, v in s[key].items())
         out.extend(breakdowns.summary_lines(s))
-        out.extend(accounting.summary_lines(s))
+        out.extend(figures.usage_lines(s))
         out.extend(repeats.summary_lines(s, self.records))
-        out.extend(failfast.summary_lines(self.records))
+        out.extend(figures.not_asked_lines(self.records))
         for label in ("fixed",):
             items = meta.get(label) or []
             if items:

@@ -16,9 +16,9 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_nl2sql.plugin.intervals import wilson
-from pytest_nl2sql.plugin.outcomes import ACTUAL, confusion, leak_rate
-from pytest_nl2sql.plugin.taxonomy import KINDS
+from pytest_nl2sql.reporting.intervals import wilson
+from pytest_nl2sql.reporting.outcomes import ACTUAL, confusion, leak_rate
+from pytest_nl2sql.reporting.taxonomy import KINDS
 
 __all__ = ["GROUPS", "checked", "group", "stat", "summary_figures", "summary_lines"]
 
