@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pytest_nl2sql.config import ConfigError
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
@@ -218,6 +218,24 @@ def _feedback_list(args: argparse.Namespace) -> int:
     return run_list(_project(args.config, "."), limit=args.limit)
 
 
+def _report_door(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``report compare/merge/gate`` read files anyone may have written: whatever slips past the
+    report's validation is still one line naming the command, never a traceback."""
+
+    def door(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+            from pytest_nl2sql.safetext import one_line
+
+            what = one_line(f"{type(exc).__name__}: {exc}")[:200]
+            print(f"pytest-nl2sql report {args.report_command}: a malformed report ({what}); "
+                  "check it with `python -m json.tool FILE` or write it again with --nl2sql-out", file=sys.stderr)
+            return 2
+
+    return door
+
+
 def _report_compare(args: argparse.Namespace) -> int:
     """Items that flipped between two JSON reports, per-tag deltas, a paired test."""
     from pytest_nl2sql.reporting.compare import CompareError, compare_reports, load_report
@@ -296,18 +314,18 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     cmp_.add_argument("new", metavar="NEW.json", help="the later JSON report")
     cmp_.add_argument("--allow-regressions", type=int, default=0, metavar="N", help="exit 0 with at most N regressed items")
     cmp_.add_argument("--max-p", type=float, default=None, metavar="P", help="exit 0 unless McNemar's p-value is at most P")
-    cmp_.set_defaults(func=_report_compare)
+    cmp_.set_defaults(func=_report_door(_report_compare))
     merge = rep_sub.add_parser("merge", help="merge shard reports into one (as a single run's)")
     merge.add_argument("reports", nargs="+", metavar="SHARD.json", help="the shard reports (--nl2sql-shard I/N runs)")
     merge.add_argument("-o", "--output", required=True, metavar="ALL.json", help="the merged JSON report to write")
     merge.add_argument("--html", metavar="FILE", help="also write the merged HTML report")
-    merge.set_defaults(func=_report_merge)
+    merge.set_defaults(func=_report_door(_report_merge))
     gate = rep_sub.add_parser("gate", help="the baseline gate on a (merged) report (exit 1 on new failures)")
     gate.add_argument("report", metavar="ALL.json", help="the (merged) JSON report to gate")
     gate.add_argument("--baseline", required=True, metavar="FILE", help="the known failures (JSON baseline)")
     gate.add_argument("--suite", action="append", metavar="PATH", help="the run's suites, to find stale entries")
     gate.add_argument("--strict", action="store_true", help="fixed and stale entries fail too")
-    gate.set_defaults(func=_report_gate)
+    gate.set_defaults(func=_report_door(_report_gate))
 
 
 def _cache(args: argparse.Namespace) -> int:

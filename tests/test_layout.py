@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pytest_nl2sql"
 # plugin/ may call upkeep/ (both at the top); upkeep/ never imports the plugin.
 STAGES = {
     "errors": 0,
+    "safetext": 0,
     "config": 0,
     "suitefile": 1,
     "datasources": 2,

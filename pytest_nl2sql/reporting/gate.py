@@ -23,6 +23,7 @@ from pytest_nl2sql.reporting.baseline import (
     beside,
     judge,
 )
+from pytest_nl2sql.safetext import one_line
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
@@ -122,14 +123,14 @@ class GateResult:
             + (" (strict)" if self.strict else "")
             + (": ok" if self.ok else ": FAILED")
         ]
-        out += [f"  new failure: {n}" for n in self.new]
-        out += [f"  fixed: {e.describe()} (remove it with --nl2sql-update-baseline)" for e in self.fixed]
+        out += [f"  new failure: {one_line(n)}" for n in self.new]  # node ids from a report file: neutralised
+        out += [f"  fixed: {one_line(e.describe())} (remove it with --nl2sql-update-baseline)" for e in self.fixed]
         out += stale_lines(self.stale)
         return out
 
 
 def stale_lines(stale: Sequence[tuple[Entry, str]]) -> list[str]:
-    return [f"  stale: {e.describe()}: {why} (remove it with --nl2sql-update-baseline)" for e, why in stale]
+    return [f"  stale: {one_line(e.describe())}: {one_line(why)} (remove it with --nl2sql-update-baseline)" for e, why in stale]
 
 
 def gate_records(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_nl2sql.reporting.outcomes import ACTUAL
+from pytest_nl2sql.safetext import shown
 from pytest_nl2sql.suitefile.lock import write_atomic
 
 __all__ = ["render_html", "write_html"]
@@ -104,7 +105,7 @@ def _matrix(title: str, matrix: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def _rows_html(rows: Sequence[Sequence[Any]], cls: str) -> str:
-    return "".join(f'<div class="{cls}">{"-" if cls == "missing" else "+"} {_e(", ".join(repr(v) for v in r))}</div>' for r in rows)
+    return "".join(f'<div class="{cls}">{"-" if cls == "missing" else "+"} {_e(", ".join(shown(v) for v in r))}</div>' for r in rows)
 
 
 def _detail(rec: Mapping[str, Any]) -> str:
@@ -128,13 +129,19 @@ def _detail(rec: Mapping[str, Any]) -> str:
     if tax:
         parts.append(
             f'<p class="taxonomy"><b>kind of miss:</b> {_e(", ".join(tax.get("kinds") or []))}; '
-            f'BIRD set rule: {"pass" if tax.get("bird_set") else "fail"}, Spider rule: {"pass" if tax.get("spider") else "fail"}</p>'
+            f'BIRD set rule: {"pass" if tax.get("bird_set") else "fail"}, Spider rule: {_verdict(tax.get("spider"), tax.get("not_computed"))}</p>'
         )
     if rec.get("baseline_reason"):
         parts.append(f"<p><b>baseline:</b> {_e(rec.get('baseline'))}: {_e(rec['baseline_reason'])}</p>")
     if rec.get("error"):
         parts.append(f"<p><b>engine error:</b> {_e(rec['error'])}</p>")
     return "".join(parts)
+
+
+def _verdict(value: Any, why: Any) -> str:
+    if value is None:
+        return _e(str(why or "not computed").removeprefix("spider: "))
+    return "pass" if value else "fail"
 
 
 def _item_row(rec: Mapping[str, Any]) -> str:

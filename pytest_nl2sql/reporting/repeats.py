@@ -43,6 +43,8 @@ def _attempt_summary(judged: Judged) -> dict[str, Any]:
         "latency_s": r.get("latency_s", 0.0),
         "llm": r.get("llm"),
         "error": r.get("error"),
+        "message": r.get("message"),
+        "code": r.get("code"),
     }
 
 
