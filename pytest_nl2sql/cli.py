@@ -153,10 +153,30 @@ def _regenerate(args: argparse.Namespace) -> int:
     status = 0
     for path in args.paths:
         project = _project(args.config, path)
+        if _role_problems(path, project):
+            status = 1
+            continue
         report = regenerate(path, DatasourceRegistry.from_config(project), allow_packaged=args.allow_packaged)
         print(report)
         status = status or (1 if report.failed else 0)
     return status
+
+
+def _role_problems(path: str, project: object) -> bool:
+    """The one rule for a case's roles (as suite check and pytest): print each unknown one."""
+    from pytest_nl2sql.suitefile.loader import load_suite
+    from pytest_nl2sql.suitefile.model import Status
+    from pytest_nl2sql.upkeep.check import role_problems
+
+    problems = [
+        f"{case.location or path}: case '{case.id}': {message}"
+        for case in load_suite(path, strict=False, use_cache=False).cases
+        if case.status is Status.APPROVED
+        for message in role_problems(case, project)  # type: ignore[arg-type]
+    ]
+    for line in problems:
+        print(line, file=sys.stderr)
+    return bool(problems)
 
 
 def _eval_run(args: argparse.Namespace) -> int:

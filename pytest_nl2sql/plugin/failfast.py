@@ -12,8 +12,6 @@ failures). Thread-safe: concurrent calls report here too.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
 
 from pytest_nl2sql.reporting.figures import NOT_ASKED
 

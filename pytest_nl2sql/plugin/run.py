@@ -16,12 +16,12 @@ import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.asking import Asked
-from pytest_nl2sql.reporting.baseline import Baseline, BaselineError, baseline_key, beside
 from pytest_nl2sql.plugin.collect import CaseFailure
 from pytest_nl2sql.plugin.concurrency import Scheduler
 from pytest_nl2sql.plugin.failfast import FailFast
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import Settings
+from pytest_nl2sql.reporting.baseline import Baseline, BaselineError, baseline_key, beside
 from pytest_nl2sql.reporting.repeats import Judged, combine
 from pytest_nl2sql.reporting.report import failure_text, make_record
 from pytest_nl2sql.reporting.taxonomy import for_item as miss_taxonomy

@@ -16,7 +16,16 @@ import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import register_full_run
-from pytest_nl2sql.plugin.collect import CaseItem, SuiteFile, case_selected, select_roles, select_shard
+from pytest_nl2sql.plugin.collect import (
+    CaseItem,
+    CaseSuiteError,
+    SuiteFile,
+    case_selected,
+    select_roles,
+    select_shard,
+)
+from pytest_nl2sql.plugin.ledger import CostLedger
+from pytest_nl2sql.plugin.run import Nl2sqlRun
 from pytest_nl2sql.reporting.finish import finish_run
 from pytest_nl2sql.reporting.gate import (
     apply_verdict,
@@ -25,9 +34,13 @@ from pytest_nl2sql.reporting.gate import (
     stale_lines,
     update_baselines,
 )
-from pytest_nl2sql.plugin.ledger import CostLedger
-from pytest_nl2sql.reporting.report import RunReport, make_record, record_reason, run_meta, short_repr
-from pytest_nl2sql.plugin.run import Nl2sqlRun
+from pytest_nl2sql.reporting.report import (
+    RunReport,
+    make_record,
+    record_reason,
+    run_meta,
+    short_repr,
+)
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
@@ -207,6 +220,8 @@ class Nl2sqlSession:
                 except (PackagedSuiteError, Nl2sqlError) as exc:  # refused, a lock wait ran out, ...
                     raise pytest.UsageError(str(exc)) from None
                 self.regenerated.extend(result.lines())
+                if result.failed:
+                    self.upkeep_status["regenerate"] = 1  # the run fails, as `pytest-nl2sql eval regenerate` exits 1
                 fresh = load_suite(path)
                 self.run.register_suite(path, fresh)
                 by_id = {c.id: c for c in fresh.cases}
@@ -240,6 +255,11 @@ class Nl2sqlSession:
         report = yield
         if isinstance(item, CaseItem) and (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             self._verdict(item, report)
+            if report.when == "setup" and call.excinfo is not None and isinstance(call.excinfo.value, CaseSuiteError):
+                record = report.nl2sql  # type: ignore[attr-defined]
+                record["verdict"] = "error"  # the suite's error: outside the accuracy figures
+                record["error"] = str(call.excinfo.value)
+                report.longrepr = short_repr(item, str(call.excinfo.value))  # the message, not pytest's internals
         return report
 
     def _verdict(self, item: CaseItem, report: pytest.TestReport) -> None:

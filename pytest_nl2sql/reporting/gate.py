@@ -38,7 +38,7 @@ def failed_scorers(record: Mapping[str, Any]) -> list[str]:
 def raw_failed(record: Mapping[str, Any]) -> bool | None:
     """Did the item fail before the baseline had its say? None for a skipped item."""
     verdict = record.get("verdict")
-    if verdict == "skipped":
+    if verdict in ("skipped", "error"):  # not asked, or the suite's error: not the engine's
         return None
     if verdict == "xfailed":
         return True

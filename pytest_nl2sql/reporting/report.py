@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
-from pytest_nl2sql.safetext import line_safe, md_cell, one_line, plain, shown
 from pytest_nl2sql.reporting import breakdowns, figures, repeats
 from pytest_nl2sql.reporting.intervals import wilson
+from pytest_nl2sql.safetext import line_safe, md_cell, one_line, plain, shown
 
 if TYPE_CHECKING:
     from pytest_nl2sql.engine.protocol import Answer, RouteResult
-    from pytest_nl2sql.suitefile.model import EvalCase, Outcome
     from pytest_nl2sql.scoring.scorers import Score
+    from pytest_nl2sql.suitefile.model import EvalCase, Outcome
 
 __all__ = ["RunReport", "failure_reason", "failure_text", "make_record", "record_reason", "short_repr", "wilson"]
 
@@ -229,7 +229,7 @@ class RunReport:
     _stat = staticmethod(breakdowns.stat)
 
     def summary(self) -> dict[str, Any]:
-        ran = [r for r in self.records if r.get("verdict") not in ("skipped",)]
+        ran = [r for r in self.records if r.get("verdict") not in ("skipped", "error")]  # error: the suite's
         answer = [r for r in ran if r["kind"] == "answer"]
         out: dict[str, Any] = {
             "items": len(self.records),
@@ -238,6 +238,7 @@ class RunReport:
             "passed": sum(1 for r in ran if _passed(r)),
             "failed": sum(1 for r in ran if r.get("verdict") == "failed"),
             "xfailed": sum(1 for r in ran if r.get("verdict") == "xfailed"),
+            "errors": sum(1 for r in self.records if r.get("verdict") == "error"),
             "accuracy": self._stat([_passed(r) for r in answer]),
         }
         em = [r["scores"]["result_match"]["passed"] for r in answer if "result_match" in r["scores"]]
@@ -291,6 +292,8 @@ class RunReport:
             f"mode {meta.get('mode')}; {s['items']} items, {s['passed']} passed, {s['failed']} failed, "
             f"{s['xfailed']} known failures (baseline), {s['skipped']} skipped; cost ${s['cost_usd']:.4f}",
         ]
+        if s.get("errors"):
+            out.append(f"  {s['errors']} items are suite errors (not scored, not counted): fix the suite (pytest-nl2sql suite check)")
         if s["accuracy"]["total"]:
             out.append(self._line("accuracy (answer cases)", s["accuracy"]))
         if s["execution_accuracy"]["total"]:

@@ -67,13 +67,18 @@ def _hashable(v: Any) -> Any:
 def _rows(rows: Sequence[Any] | None, columns: Sequence[str] = ()) -> list[tuple]:
     out = []
     for r in rows or []:
-        if isinstance(r, Mapping):
+        if isinstance(r, (tuple, list)):
+            t = tuple(r)
+        elif isinstance(r, Mapping):
             keys = list(columns) or list(r)
-            out.append(tuple(_hashable(r.get(k)) for k in keys))
-        elif isinstance(r, (list, tuple)):
-            out.append(tuple(_hashable(v) for v in r))
+            t = tuple(r.get(k) for k in keys)
         else:
-            out.append((_hashable(r),))
+            t = (r,)
+        try:
+            hash(t)
+        except TypeError:  # an unhashable value (a list in a cell): its repr stands for it
+            t = tuple(_hashable(v) for v in t)
+        out.append(t)
     return out
 
 
@@ -107,8 +112,9 @@ def spider_result_eq(gold: Sequence[tuple], pred: Sequence[tuple], order_matters
     if any(len(r) != width for r in gold) or any(len(r) != width for r in pred):
         return False
     try:
-        contents_g = [frozenset(Counter(r).items()) for r in gold]
-        contents_p = [frozenset(Counter(r).items()) for r in pred]
+        # each row's multiset of values (hashed: a collision only lets the search confirm)
+        contents_g = [tuple(sorted(map(hash, r))) for r in gold]
+        contents_p = [tuple(sorted(map(hash, r))) for r in pred]
         if (contents_g != contents_p) if order_matters else (Counter(contents_g) != Counter(contents_p)):
             return False
         gkeys, pkeys = _column_keys(gold, width, order_matters), _column_keys(pred, width, order_matters)

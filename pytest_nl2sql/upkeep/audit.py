@@ -81,6 +81,7 @@ from pytest_nl2sql.scoring.mutants import (
 )
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
+from pytest_nl2sql.upkeep.check import role_problems
 
 __all__ = ["AUDIT_NEIGHBOURS", "Finding", "Mutation", "audit_status", "audit_suite", "format_findings", "mutant_lines", "run_audit"]
 
@@ -524,6 +525,12 @@ def run_audit(
         for path in paths:
             try:
                 suite = load_suite(path, strict=False, use_cache=False)  # read once
+                roles = [f"{c.location or path}: case '{c.id}': {m}" for c in _audited(suite) for m in role_problems(c, config)]
+                if roles:  # the one rule for roles, as suite check, pytest and regenerate
+                    for line in roles:
+                        echo(line)
+                    broken += 1
+                    continue
                 findings.extend(_audit_cases(str(path), suite, registry, mutation))
                 audited += len(_audited(suite))
             except SuiteError as exc:
