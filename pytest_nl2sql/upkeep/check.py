@@ -32,7 +32,7 @@ from pytest_nl2sql.config import Config
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
 from pytest_nl2sql.engine.compiler import CompileError
 from pytest_nl2sql.engine.plan import PlanError, PlanModel
-from pytest_nl2sql.engine.resolver import resolve
+from pytest_nl2sql.engine.resolver import _AllowAll, resolve
 from pytest_nl2sql.engine.validator import validate_sql
 from pytest_nl2sql.errors import Problem
 from pytest_nl2sql.suitefile.fields import CaseSpans
@@ -40,22 +40,6 @@ from pytest_nl2sql.suitefile.loader import load_text, parse_suite
 from pytest_nl2sql.suitefile.model import EvalCase, Status
 
 __all__ = ["check_against_project", "role_problems", "rows_problem", "run_check"]
-
-
-class _Unrestricted:
-    """The policy that allows everything: compiling a gold SQL checks names, not access."""
-
-    def allows_datasource(self, ds: str) -> bool:
-        return True
-
-    def allows_table(self, ds: str, table: str) -> bool:
-        return True
-
-    def allows_column(self, ds: str, table: str, column: str) -> bool:
-        return True
-
-    def restricts(self, ds: str) -> bool:
-        return False
 
 
 def rows_problem(case: EvalCase) -> str | None:
@@ -168,7 +152,7 @@ class _Checker:
 
     def sql(self, case: EvalCase, spans: CaseSpans | None, field: str, sql: str, name: str, schema: dict[str, list[str]]) -> None:
         """Compile one gold SQL against the schema (parse, resolve every name; nothing runs)."""
-        check = validate_sql(sql, dialect=self.registry.get(name).dialect, datasource=name, schema=schema, policy=_Unrestricted())
+        check = validate_sql(sql, dialect=self.registry.get(name).dialect, datasource=name, schema=schema, policy=_AllowAll())  # names, not access
         if check.status == "unknown_reference":
             columns = sorted({c for cols in schema.values() for c in cols} | set(schema))
             for ref in check.unknown:
