@@ -107,8 +107,17 @@ def _init(args: argparse.Namespace) -> int:
     from pytest_nl2sql.upkeep.init import init_demo
 
     if not args.demo:
-        print("pytest-nl2sql init: only --demo is supported today (pytest-nl2sql init --demo DIR)", file=sys.stderr)
-        return 2
+        if not args.dir:
+            print("pytest-nl2sql init: name the folder: `pytest-nl2sql init DIR` (a project skeleton) "
+                  "or `pytest-nl2sql init --demo DIR` (the demo)", file=sys.stderr)
+            return USAGE_ERROR
+        from pytest_nl2sql.upkeep.skeleton import init_project
+
+        made, kept = init_project(args.dir, force=args.force)
+        print(f"{args.dir}: project skeleton ready: {', '.join(made) or 'nothing new'}")
+        _say_kept(kept)
+        print(f"next: cd {args.dir} && pytest   (then replace the example datasource and case with yours)")
+        return 0
     written = init_demo(args.demo, force=args.force)
     print(f"{args.demo}: demo project ready ({len(written)} files): nl2sql.yaml, pytest.ini, evals.yaml, evals/, data/")
     _say_kept(written.kept)
@@ -140,7 +149,7 @@ def _project(config_path: str | None, near: str) -> object:
             return load_config(found)
     print(
         f"pytest-nl2sql: no nl2sql.yaml found in {start} or any folder above it: pass --config "
-        "PATH/TO/nl2sql.yaml, or make a project with `pytest-nl2sql init --demo DIR`",
+        "PATH/TO/nl2sql.yaml, or make a project with `pytest-nl2sql init DIR` (or `init --demo DIR`)",
         file=sys.stderr,
     )
     raise SystemExit(USAGE_ERROR)
@@ -417,7 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
     mig.add_argument("--plans", metavar="OLD_plans.yaml", help="the 0.6 plans file to merge in")
     mig.add_argument("-o", "--output", required=True, metavar="NEW.yaml", help="the version 1 suite to write")
     mig.set_defaults(func=_suite_migrate)
-    init = sub.add_parser("init", help="create a project (pytest-nl2sql init --demo DIR)")
+    init = sub.add_parser("init", help="create a project: a skeleton (init DIR) or the demo (init --demo DIR)")
+    init.add_argument("dir", nargs="?", metavar="DIR", help="write a project skeleton into DIR (nl2sql.yaml, pytest.ini, evals/)")
     init.add_argument("--demo", metavar="DIR", help="write the demo project into DIR")
     init.add_argument("--force", action="store_true", help="overwrite files you changed")
     init.set_defaults(func=_init)

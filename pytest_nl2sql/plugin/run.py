@@ -95,7 +95,9 @@ class Nl2sqlRun:
                 from pytest_nl2sql.config import ConfigError, load_config
 
                 if not path.is_file():
-                    raise pytest.UsageError(f"--nl2sql-config: no such file: {path}")
+                    raise pytest.UsageError(
+                        f"--nl2sql-config: no such file: {path} (name your project's nl2sql.yaml; `pytest-nl2sql init DIR` makes one)"
+                    )
                 try:
                     self._project = load_config(path)
                 except ConfigError as exc:
@@ -112,7 +114,10 @@ class Nl2sqlRun:
     def check_suites_exist(self) -> None:
         for path in self.settings.suites:
             if not path.is_file():
-                raise pytest.UsageError(f"--nl2sql-suite: no such suite file: {path}")
+                raise pytest.UsageError(
+                    f"--nl2sql-suite: no such suite file: {path} (a path from the current folder; "
+                    "`pytest-nl2sql eval seed` drafts a suite, `pytest-nl2sql init DIR` writes an example)"
+                )
 
     def check_mode(self, path: Path, suite: EvalSuite) -> None:
         if self.settings.mode != "plans" or self.settings.predictions is not None:
@@ -127,10 +132,14 @@ class Nl2sqlRun:
         ]
         if lacking:
             shown = ", ".join(lacking[:8]) + (f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
-            raise pytest.UsageError(
-                f"--nl2sql-mode plans: {path.name} has cases without a plan ({shown}); "
-                "add plans or run with --nl2sql-mode retrieval or full"
+            routing = {c.id for c in suite.cases if c.kind is Kind.ROUTING}
+            fix = (
+                "routing cases have no plan: run them with --nl2sql-mode retrieval"
+                if set(lacking) <= routing
+                else f"`pytest-nl2sql suite plan {path}` writes them from each case's SQL, "
+                "or run with --nl2sql-mode retrieval or full"
             )
+            raise pytest.UsageError(f"--nl2sql-mode plans: {path.name} has cases without a plan ({shown}); {fix}")
 
     def precheck(self, suites: list[Path] | None = None) -> None:
         """Fail fast, with one line, on options that cannot work (before collection)."""
@@ -252,7 +261,7 @@ class Nl2sqlRun:
             engine = self.config.hook.pytest_nl2sql_make_engine(config=self.config, project=self.project)
             if engine is None:
                 raise pytest.UsageError(
-                    "no engine: create nl2sql.yaml (pytest-nl2sql init --demo DIR) or pass --nl2sql-config, "
+                    "no engine: create nl2sql.yaml (`pytest-nl2sql init DIR`) or pass --nl2sql-config, "
                     "or return one from pytest_nl2sql_make_engine in a conftest.py"
                 )
             self._engine = engine
@@ -279,7 +288,9 @@ class Nl2sqlRun:
         if self._llm is None:
             project = self.project
             if project is None:
-                raise pytest.UsageError("--nl2sql-mode full needs nl2sql.yaml with an llm section")
+                raise pytest.UsageError(
+                    "--nl2sql-mode full needs nl2sql.yaml with an llm section (llm: base_url, model, api_key_env; docs/llm.md)"
+                )
             from pytest_nl2sql.llm import LLMError, OpenAICompatibleLLM
 
             try:

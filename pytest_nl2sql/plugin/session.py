@@ -142,7 +142,10 @@ class Nl2sqlSession:
             return
         project = self.run.project
         if project is None:
-            raise pytest.UsageError("--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources)")
+            raise pytest.UsageError(
+                "--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources): pass --nl2sql-config PATH "
+                "or make one with `pytest-nl2sql init DIR`"
+            )
         if settings.seed and getattr(self.config.option, "numprocesses", None):
             raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
         if settings.seed:  # bad seed options stop the run before anything runs
@@ -202,7 +205,10 @@ class Nl2sqlSession:
 
         project = self.run.project
         if project is None:
-            raise pytest.UsageError("--nl2sql-regenerate needs nl2sql.yaml (its datasources run the SQL)")
+            raise pytest.UsageError(
+                "--nl2sql-regenerate needs nl2sql.yaml (its datasources run the SQL): pass --nl2sql-config PATH "
+                "or make one with `pytest-nl2sql init DIR`"
+            )
         registry = DatasourceRegistry.from_config(project)
         _check_logins(registry)
         by_suite: dict[Path, list[CaseItem]] = {}
@@ -332,6 +338,10 @@ class Nl2sqlSession:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if _is_worker(config):
             return
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self._suite_paths:
+            hint = _project_above(config)
+            if hint:
+                terminalreporter.write_line(hint, yellow=True)
         if self.upkeep_lines:
             terminalreporter.section("nl2sql upkeep")
             for line in self.upkeep_lines:
@@ -414,3 +424,20 @@ def _untested_unanswerable(path: Path, approved: list[Any], settings: Any) -> li
         "the fake LLM answers not_answerable for them, so they pass without testing the engine "
         "(give each a plan {kind: not_answerable, reason: ...} to test the not-answerable path, or run mode full)"
     ]
+
+
+def _project_above(config: pytest.Config) -> str | None:
+    """Nothing collected, no nl2sql.yaml in pytest's rootdir, but one above the current folder:
+    the project needs a pytest.ini beside its nl2sql.yaml (or pytest run from there)."""
+    root = Path(str(config.rootpath))
+    if (root / "nl2sql.yaml").is_file():
+        return None
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "nl2sql.yaml").is_file():
+            return (
+                f"nl2sql: no tests ran, but {folder / 'nl2sql.yaml'} is above this folder and pytest's rootdir is {root}: "
+                f"run pytest from {folder}, or add a pytest.ini beside nl2sql.yaml (`pytest-nl2sql init DIR` writes one), "
+                f"or pass --nl2sql-config {folder / 'nl2sql.yaml'}"
+            )
+    return None

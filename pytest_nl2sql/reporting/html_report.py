@@ -256,7 +256,8 @@ def render_html(report: Mapping[str, Any]) -> str:
     title = f"pytest-nl2sql: {', '.join(run.get('suites') or [])} ({run.get('mode')} mode)"
     leak = s.get("leak") or {}
     cards = [
-        _card("accuracy (answer cases)", s.get("accuracy")),
+        _card("accuracy (all items)", s.get("accuracy")),
+        _card("accuracy (answer cases: expected to answer)", (s.get("by_outcome") or {}).get("allowed")),
         _card("execution accuracy", s.get("execution_accuracy")),
         _card("routing accuracy", s.get("routing_accuracy")),
     ]

@@ -295,7 +295,10 @@ class RunReport:
         if s.get("errors"):
             out.append(f"  {s['errors']} items are suite errors (not scored, not counted): fix the suite (pytest-nl2sql suite check)")
         if s["accuracy"]["total"]:
-            out.append(self._line("accuracy (answer cases)", s["accuracy"]))
+            out.append(self._line("accuracy (all items)", s["accuracy"]))
+        allowed = (s.get("by_outcome") or {}).get("allowed")
+        if allowed and allowed["total"] and allowed["total"] != s["accuracy"]["total"]:
+            out.append(self._line("accuracy (answer cases)", allowed))  # the items expected to answer
         if s["execution_accuracy"]["total"]:
             out.append(self._line("execution accuracy", s["execution_accuracy"]))
         if s["routing_accuracy"]["total"]:

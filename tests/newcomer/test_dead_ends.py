@@ -194,6 +194,7 @@ def test_suite_plan_gives_the_chinook_suite_back_its_plans(project: Path) -> Non
     suite.write_text(bare)
     refused = _run([*PYTEST, "--nl2sql-suite", "evals/chinook.yaml"], project)
     assert refused.returncode == pytest.ExitCode.USAGE_ERROR and "cases without a plan" in refused.stderr
+    assert "pytest-nl2sql suite plan" in refused.stderr  # the command that fixes it
     proc = _run([*CLI, "suite", "plan", "evals/chinook.yaml"], project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "could not be planned" in proc.stdout and "0 could not be planned" in proc.stdout
@@ -338,3 +339,24 @@ def test_an_unknown_role_is_refused_by_every_door(project: Path) -> None:
         assert want in proc.stdout + proc.stderr, argv
     proc = _run([*PYTEST, "--nl2sql-suite", "evals/roles.yaml"], project)
     assert proc.returncode != 0 and "unknown role 'admn'" in proc.stdout + proc.stderr
+
+
+def test_a_dedented_key_names_the_line_before_too(project: Path) -> None:
+    (project / "evals" / "dedent.yaml").write_text(
+        "version: 1\ncases:\n- id: c1\n  question: Which?\n  datasources: [chinook]\n  status: approved\n"
+        "origin: hand\n  outcome: {admin: allowed}\n  sql: SELECT 1\n"
+    )
+    proc = _run([*CLI, "suite", "check", "evals/dedent.yaml"], project)
+    assert proc.returncode == 1
+    assert "evals/dedent.yaml:8:10: YAML syntax error" in proc.stderr
+    assert "check the indentation of line 7 and line 8" in proc.stderr  # line 7 is the dedented key
+
+
+def test_the_summary_says_all_items_and_answer_cases_apart(project: Path) -> None:
+    proc = _run([*PYTEST, "--nl2sql-suite", "evals/chinook.yaml", "-q"], project)
+    assert proc.returncode == 0
+    lines = {ln.split("  ")[1].strip(): ln for ln in proc.stdout.splitlines() if ln.startswith("  accuracy (")}
+    assert set(lines) == {"accuracy (all items)", "accuracy (answer cases)"}
+    all_total = int(lines["accuracy (all items)"].split("/")[1].split(",")[0])
+    answer_total = int(lines["accuracy (answer cases)"].split("/")[1].split(",")[0])
+    assert answer_total < all_total  # refusals and unanswerable items are not answer cases
