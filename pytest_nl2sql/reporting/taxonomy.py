@@ -199,6 +199,14 @@ def _key(row: tuple) -> tuple:
     return tuple((0, 0.0, "") if v is None else (1, _float(v), "") if _num(v) else (2, 0.0, str(v)) for v in row)
 
 
+def _pairs_close(left_g: list[tuple], left_p: list[tuple], tol: float) -> bool:
+    """Rows left over by a multiset difference, both sorted: pairwise within ``tol``."""
+    return len(left_g) == len(left_p) and all(
+        len(g) == len(p) and all(_close(x, y, tol) for x, y in zip(g, p, strict=True))
+        for g, p in zip(left_g, left_p, strict=True)
+    )
+
+
 def _same_bag(gold: list[tuple], pred: list[tuple], tol: float) -> bool:
     """The same rows as multisets, numbers within ``tol``: the rows a multiset difference
     leaves are paired in sort order (linear in the rows, n log n in the leftovers)."""
@@ -207,11 +215,7 @@ def _same_bag(gold: list[tuple], pred: list[tuple], tol: float) -> bool:
     gc, pc = Counter(gold), Counter(pred)
     if gc == pc:
         return True
-    left_g, left_p = list((gc - pc).elements()), list((pc - gc).elements())
-    return len(left_g) == len(left_p) and all(
-        len(g) == len(p) and all(_close(x, y, tol) for x, y in zip(g, p, strict=True))
-        for g, p in zip(sorted(left_g, key=_key), sorted(left_p, key=_key), strict=True)
-    )
+    return _pairs_close(sorted((gc - pc).elements(), key=_key), sorted((pc - gc).elements(), key=_key), tol)
 
 
 def _canon(v: Any) -> Any:
@@ -299,15 +303,16 @@ def classify(
     aligned = _align(gold, pred)
     gc, pc = Counter(gold), Counter(aligned)
     out["missing"], out["extra"] = sum((gc - pc).values()), sum((pc - gc).values())
-    if _same_bag(gold, aligned, tolerance):
+    # the rows equal as they are cancel; the leftovers are sorted once for every check below
+    left_g, left_p = sorted((gc - pc).elements(), key=_key), sorted((pc - gc).elements(), key=_key)
+    if len(gold) == len(aligned) and (gc == pc or _pairs_close(left_g, left_p, tolerance)):
         if order_matters:
             out["kinds"].append("order_only")
         return out
     if set(gold) == set(aligned):
         out["kinds"].append("duplicates_only")
         return out
-    left_g, left_p = list((gc - pc).elements()), list((pc - gc).elements())  # rows equal as they are cancel
-    if _same_bag(left_g, left_p, 1e-2) and any(isinstance(v, float) for r in (*left_g, *left_p) for v in r):
+    if len(gold) == len(aligned) and _pairs_close(left_g, left_p, 1e-2) and any(isinstance(v, float) for r in (*left_g, *left_p) for v in r):
         out["kinds"].append("float_only")
         return out
     canon_g = [tuple(_canon(v) for v in r) for r in left_g]
