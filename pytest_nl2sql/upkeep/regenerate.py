@@ -26,6 +26,7 @@ import attrs
 
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError
 from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.safetext import line_safe
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
 from pytest_nl2sql.suitefile.writer import RowsUpdate, SuiteEdit, open_suite
 
@@ -55,7 +56,7 @@ class RegenerateReport:
             f"{self.path}: regenerated {len(self.cases_written)} cases ({self.written} result sets), "
             f"{len(self.unchanged)} already up to date, {len(self.failed)} failed"
         ]
-        out += [f"  failed: case '{cid}': {why}" for cid, why in self.failed]
+        out += [f"  failed: case '{cid}': {line_safe(why)}" for cid, why in self.failed]  # database text: neutralised
         return out
 
     def __str__(self) -> str:

@@ -360,3 +360,15 @@ def test_the_summary_says_all_items_and_answer_cases_apart(project: Path) -> Non
     all_total = int(lines["accuracy (all items)"].split("/")[1].split(",")[0])
     answer_total = int(lines["accuracy (answer cases)"].split("/")[1].split(",")[0])
     assert answer_total < all_total  # refusals and unanswerable items are not answer cases
+
+
+def test_a_datasource_that_cannot_be_opened_is_said_once(project: Path) -> None:
+    config = project / "nl2sql.yaml"
+    config.write_text(config.read_text().replace("sqlite:///data/chinook.sqlite", "sqlite:///data/missing.sqlite"))
+    (project / "evals" / "errs.yaml").write_text(SUITE_ERRORS)
+    for argv in (["eval", "regenerate", "evals/errs.yaml"], ["eval", "audit", "evals/errs.yaml"]):
+        proc = _run([*CLI, *argv], project)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 1, argv
+        assert out.count("missing.sqlite does not exist") == 1, out  # the reason once, at the first case
+        assert "cannot be opened (see case 'ok1')" in out
