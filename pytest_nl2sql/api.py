@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_nl2sql.config import Config, load_config
-from pytest_nl2sql.plugin.report import RunReport
+from pytest_nl2sql.reporting.report import RunReport
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalSuite
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pytest_nl2sql.config import ConfigError
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
@@ -13,6 +13,7 @@ __all__ = ["main"]
 
 
 USAGE_ERROR = 4  # as pytest's: the command cannot run as asked
+_CONFIG_HELP = "the project's nl2sql.yaml (default: the nearest one above the current folder)"
 
 
 def _suite_check(args: argparse.Namespace) -> int:
@@ -106,8 +107,17 @@ def _init(args: argparse.Namespace) -> int:
     from pytest_nl2sql.upkeep.init import init_demo
 
     if not args.demo:
-        print("pytest-nl2sql init: only --demo is supported today (pytest-nl2sql init --demo DIR)", file=sys.stderr)
-        return 2
+        if not args.dir:
+            print("pytest-nl2sql init: name the folder: `pytest-nl2sql init DIR` (a project skeleton) "
+                  "or `pytest-nl2sql init --demo DIR` (the demo)", file=sys.stderr)
+            return USAGE_ERROR
+        from pytest_nl2sql.upkeep.skeleton import init_project
+
+        made, kept = init_project(args.dir, force=args.force)
+        print(f"{args.dir}: project skeleton ready: {', '.join(made) or 'nothing new'}")
+        _say_kept(kept)
+        print(f"next: cd {args.dir} && pytest   (then replace the example datasource and case with yours)")
+        return 0
     written = init_demo(args.demo, force=args.force)
     print(f"{args.demo}: demo project ready ({len(written)} files): nl2sql.yaml, pytest.ini, evals.yaml, evals/, data/")
     _say_kept(written.kept)
@@ -139,7 +149,7 @@ def _project(config_path: str | None, near: str) -> object:
             return load_config(found)
     print(
         f"pytest-nl2sql: no nl2sql.yaml found in {start} or any folder above it: pass --config "
-        "PATH/TO/nl2sql.yaml, or make a project with `pytest-nl2sql init --demo DIR`",
+        "PATH/TO/nl2sql.yaml, or make a project with `pytest-nl2sql init DIR` (or `init --demo DIR`)",
         file=sys.stderr,
     )
     raise SystemExit(USAGE_ERROR)
@@ -152,10 +162,30 @@ def _regenerate(args: argparse.Namespace) -> int:
     status = 0
     for path in args.paths:
         project = _project(args.config, path)
+        if _role_problems(path, project):
+            status = 1
+            continue
         report = regenerate(path, DatasourceRegistry.from_config(project), allow_packaged=args.allow_packaged)
         print(report)
         status = status or (1 if report.failed else 0)
     return status
+
+
+def _role_problems(path: str, project: object) -> bool:
+    """The one rule for a case's roles (as suite check and pytest): print each unknown one."""
+    from pytest_nl2sql.suitefile.loader import load_suite
+    from pytest_nl2sql.suitefile.model import Status
+    from pytest_nl2sql.upkeep.check import role_problems
+
+    problems = [
+        f"{case.location or path}: case '{case.id}': {message}"
+        for case in load_suite(path, strict=False, use_cache=False).cases
+        if case.status is Status.APPROVED
+        for message in role_problems(case, project)  # type: ignore[arg-type]
+    ]
+    for line in problems:
+        print(line, file=sys.stderr)
+    return bool(problems)
 
 
 def _eval_run(args: argparse.Namespace) -> int:
@@ -217,9 +247,27 @@ def _feedback_list(args: argparse.Namespace) -> int:
     return run_list(_project(args.config, "."), limit=args.limit)
 
 
+def _report_door(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``report compare/merge/gate`` read files anyone may have written: whatever slips past the
+    report's validation is still one line naming the command, never a traceback."""
+
+    def door(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+            from pytest_nl2sql.safetext import one_line
+
+            what = one_line(f"{type(exc).__name__}: {exc}")[:200]
+            print(f"pytest-nl2sql report {args.report_command}: a malformed report ({what}); "
+                  "check it with `python -m json.tool FILE` or write it again with --nl2sql-out", file=sys.stderr)
+            return 2
+
+    return door
+
+
 def _report_compare(args: argparse.Namespace) -> int:
     """Items that flipped between two JSON reports, per-tag deltas, a paired test."""
-    from pytest_nl2sql.plugin.compare import CompareError, compare_reports, load_report
+    from pytest_nl2sql.reporting.compare import CompareError, compare_reports, load_report
 
     try:
         result = compare_reports(load_report(args.base), load_report(args.new))
@@ -240,8 +288,8 @@ def _report_merge(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from pytest_nl2sql.plugin.compare import CompareError, load_report
-    from pytest_nl2sql.plugin.shards import MergeError, merge_reports
+    from pytest_nl2sql.reporting.compare import CompareError, load_report
+    from pytest_nl2sql.reporting.shards import MergeError, merge_reports
     from pytest_nl2sql.suitefile.lock import write_atomic
 
     try:
@@ -255,7 +303,7 @@ def _report_merge(args: argparse.Namespace) -> int:
     s = merged["summary"]
     print(f"{out}: merged {len(args.reports)} reports: {s['items']} items, {s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures")
     if args.html:
-        from pytest_nl2sql.plugin.html_report import write_html
+        from pytest_nl2sql.reporting.html_report import write_html
 
         write_html(Path(args.html), merged)
         print(f"{args.html}: HTML report")
@@ -266,9 +314,9 @@ def _report_gate(args: argparse.Namespace) -> int:
     """The baseline gate on a finished (or merged) JSON report."""
     from pathlib import Path
 
-    from pytest_nl2sql.plugin.baseline import Baseline, BaselineError
-    from pytest_nl2sql.plugin.compare import CompareError, load_report
-    from pytest_nl2sql.plugin.gate import gate_records, suite_cases
+    from pytest_nl2sql.reporting.baseline import Baseline, BaselineError
+    from pytest_nl2sql.reporting.compare import CompareError, load_report
+    from pytest_nl2sql.reporting.gate import gate_records, suite_cases
 
     try:
         report = load_report(args.report)
@@ -291,22 +339,22 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     rep = sub.add_parser("report", help="compare, merge and gate JSON reports (--nl2sql-out)")
     rep_sub = rep.add_subparsers(dest="report_command", required=True)
     cmp_ = rep_sub.add_parser("compare", help="items that flipped between two runs and a paired test (exit 1 on regressions)")
-    cmp_.add_argument("base", metavar="BASE.json")
-    cmp_.add_argument("new", metavar="NEW.json")
+    cmp_.add_argument("base", metavar="BASE.json", help="the earlier JSON report (--nl2sql-out)")
+    cmp_.add_argument("new", metavar="NEW.json", help="the later JSON report")
     cmp_.add_argument("--allow-regressions", type=int, default=0, metavar="N", help="exit 0 with at most N regressed items")
     cmp_.add_argument("--max-p", type=float, default=None, metavar="P", help="exit 0 unless McNemar's p-value is at most P")
-    cmp_.set_defaults(func=_report_compare)
+    cmp_.set_defaults(func=_report_door(_report_compare))
     merge = rep_sub.add_parser("merge", help="merge shard reports into one (as a single run's)")
-    merge.add_argument("reports", nargs="+", metavar="SHARD.json")
-    merge.add_argument("-o", "--output", required=True, metavar="ALL.json")
+    merge.add_argument("reports", nargs="+", metavar="SHARD.json", help="the shard reports (--nl2sql-shard I/N runs)")
+    merge.add_argument("-o", "--output", required=True, metavar="ALL.json", help="the merged JSON report to write")
     merge.add_argument("--html", metavar="FILE", help="also write the merged HTML report")
-    merge.set_defaults(func=_report_merge)
+    merge.set_defaults(func=_report_door(_report_merge))
     gate = rep_sub.add_parser("gate", help="the baseline gate on a (merged) report (exit 1 on new failures)")
-    gate.add_argument("report", metavar="ALL.json")
-    gate.add_argument("--baseline", required=True, metavar="FILE")
+    gate.add_argument("report", metavar="ALL.json", help="the (merged) JSON report to gate")
+    gate.add_argument("--baseline", required=True, metavar="FILE", help="the known failures (JSON baseline)")
     gate.add_argument("--suite", action="append", metavar="PATH", help="the run's suites, to find stale entries")
     gate.add_argument("--strict", action="store_true", help="fixed and stale entries fail too")
-    gate.set_defaults(func=_report_gate)
+    gate.set_defaults(func=_report_door(_report_gate))
 
 
 def _cache(args: argparse.Namespace) -> int:
@@ -365,20 +413,21 @@ def build_parser() -> argparse.ArgumentParser:
     suite = sub.add_parser("suite", help="check, plan and migrate suite files")
     suite_sub = suite.add_subparsers(dest="suite_command", required=True)
     check = suite_sub.add_parser("check", help="load suites and report every problem (exit 1 on any)")
-    check.add_argument("paths", nargs="+", metavar="PATH")
+    check.add_argument("paths", nargs="+", metavar="PATH", help="suite files to check")
     check.add_argument("--config", metavar="nl2sql.yaml", help="the project to check against (default: the nl2sql.yaml above each suite)")
     check.set_defaults(func=_suite_check)
     plan = suite_sub.add_parser("plan", help="derive each answer case's plan from its SQL, verify it, write it in place")
-    plan.add_argument("paths", nargs="+", metavar="PATH")
+    plan.add_argument("paths", nargs="+", metavar="PATH", help="suite files to give plans")
     plan.add_argument("--config", metavar="nl2sql.yaml", help="the project (default: the nl2sql.yaml above the suite)")
     plan.add_argument("--force", action="store_true", help="replace the plans cases already have")
     plan.set_defaults(func=_suite_plan)
     mig = suite_sub.add_parser("migrate", help="convert 0.6 gold files to a version 1 suite")
-    mig.add_argument("old", metavar="OLD.yaml")
-    mig.add_argument("--plans", metavar="OLD_plans.yaml")
-    mig.add_argument("-o", "--output", required=True, metavar="NEW.yaml")
+    mig.add_argument("old", metavar="OLD.yaml", help="the 0.6 gold file")
+    mig.add_argument("--plans", metavar="OLD_plans.yaml", help="the 0.6 plans file to merge in")
+    mig.add_argument("-o", "--output", required=True, metavar="NEW.yaml", help="the version 1 suite to write")
     mig.set_defaults(func=_suite_migrate)
-    init = sub.add_parser("init", help="create a project (pytest-nl2sql init --demo DIR)")
+    init = sub.add_parser("init", help="create a project: a skeleton (init DIR) or the demo (init --demo DIR)")
+    init.add_argument("dir", nargs="?", metavar="DIR", help="write a project skeleton into DIR (nl2sql.yaml, pytest.ini, evals/)")
     init.add_argument("--demo", metavar="DIR", help="write the demo project into DIR")
     init.add_argument("--force", action="store_true", help="overwrite files you changed")
     init.set_defaults(func=_init)
@@ -386,57 +435,57 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("eval", help="run and maintain evaluation suites")
     ev_sub = ev.add_subparsers(dest="eval_command", required=True)
     run = ev_sub.add_parser("run", help="run suites with pytest (same options as --nl2sql-*)")
-    run.add_argument("--mode", choices=("retrieval", "plans", "full"), default=None)
-    run.add_argument("--suite", action="append", metavar="PATH")
-    run.add_argument("--out", metavar="FILE")
-    run.add_argument("--max-cost", type=float, metavar="USD")
-    run.add_argument("--cases", metavar="TAG,...")
-    run.add_argument("--roles", metavar="ROLE,...")
-    run.add_argument("--clarify", action="store_true")
-    run.add_argument("--config", metavar="nl2sql.yaml")
+    run.add_argument("--mode", choices=("retrieval", "plans", "full"), default=None, help="as --nl2sql-mode (default plans)")
+    run.add_argument("--suite", action="append", metavar="PATH", help="suite file to run (repeatable; default: the suites evals.yaml names)")
+    run.add_argument("--out", metavar="FILE", help="write the JSON report here")
+    run.add_argument("--max-cost", type=float, metavar="USD", help="budget for the whole run's cost")
+    run.add_argument("--cases", metavar="TAG,...", help="run only cases with one of these tags or datasources")
+    run.add_argument("--roles", metavar="ROLE,...", help="run only these roles")
+    run.add_argument("--clarify", action="store_true", help="also run roles whose outcome is clarify")
+    run.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     run.add_argument("-n", "--workers", metavar="N", help="xdist workers (e.g. auto)")
     run.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
     run.set_defaults(func=_eval_run)
     seed = ev_sub.add_parser("seed", help="draft cases from a datasource's schema (status: draft)")
-    seed.add_argument("datasource")
-    seed.add_argument("-o", "--output", required=True, metavar="DRAFTS.yaml")
-    seed.add_argument("--count", type=int, default=50)
+    seed.add_argument("datasource", help="the datasource (nl2sql.yaml) whose schema the drafts come from")
+    seed.add_argument("-o", "--output", required=True, metavar="DRAFTS.yaml", help="the drafts file to write")
+    seed.add_argument("--count", type=int, default=50, help="how many drafts (default 50)")
     seed.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same drafts)")
-    seed.add_argument("--config", metavar="nl2sql.yaml")
+    seed.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     seed.set_defaults(func=_seed)
     audit = ev_sub.add_parser("audit", help="check that the gold can be trusted (exit 1 on errors)")
-    audit.add_argument("paths", nargs="+", metavar="PATH")
+    audit.add_argument("paths", nargs="+", metavar="PATH", help="suite files to audit")
     audit.add_argument("--warnings", action="store_true", help="warnings fail too")
     audit.add_argument(
         "--mutants", action="store_true",
         help="also run mutants of each gold sql on the database and neighbour databases (weak-gold)",
     )
-    audit.add_argument("--config", metavar="nl2sql.yaml")
+    audit.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     audit.set_defaults(func=_audit)
     regen = ev_sub.add_parser("regenerate", help="rewrite rows/alt_rows from the database")
-    regen.add_argument("paths", nargs="+", metavar="PATH")
-    regen.add_argument("--config", metavar="nl2sql.yaml")
-    regen.add_argument("--allow-packaged", action="store_true")
+    regen.add_argument("paths", nargs="+", metavar="PATH", help="suite files to rewrite")
+    regen.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
+    regen.add_argument("--allow-packaged", action="store_true", help="let regenerate rewrite a suite the package ships")
     regen.set_defaults(func=_regenerate)
 
     fb = sub.add_parser("feedback", help="rate answered questions and export the good ones as drafts")
     fb_sub = fb.add_subparsers(dest="feedback_command", required=True)
     rate = fb_sub.add_parser("rate", help="thumbs-up or -down for one recorded run")
-    rate.add_argument("run_id", type=int)
+    rate.add_argument("run_id", type=int, help="the run's id (pytest-nl2sql feedback list)")
     good = rate.add_mutually_exclusive_group(required=True)
-    good.add_argument("--good", dest="good", action="store_true")
-    good.add_argument("--bad", dest="good", action="store_false")
-    rate.add_argument("--role")
-    rate.add_argument("--config", metavar="nl2sql.yaml")
+    good.add_argument("--good", dest="good", action="store_true", help="the answer was right")
+    good.add_argument("--bad", dest="good", action="store_false", help="the answer was wrong")
+    rate.add_argument("--role", help="the role the rating is for (default: the run's)")
+    rate.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     rate.set_defaults(func=_feedback_rate)
     listing = fb_sub.add_parser("list", help="the recent recorded runs, with the ids rate takes")
     listing.add_argument("--limit", type=int, default=20, help="how many runs to show (newest first)")
-    listing.add_argument("--config", metavar="nl2sql.yaml")
+    listing.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     listing.set_defaults(func=_feedback_list)
     export = fb_sub.add_parser("export", help="write each thumbs-up run as a draft case")
     export.add_argument("path", nargs="?", metavar="PATH", help="the drafts file to write")
     export.add_argument("--good", metavar="PATH", help="the same as PATH (thumbs-up runs are what is exported)")
-    export.add_argument("--config", metavar="nl2sql.yaml")
+    export.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     export.set_defaults(func=_feedback_export)
 
     _add_report_parser(sub)
@@ -445,11 +494,11 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in (("stats", "how many responses the cache holds"), ("clear", "remove every cached response")):
         cmd = cache_sub.add_parser(name, help=text)
         cmd.add_argument("--dir", metavar="DIR", help="the cache folder (default: .nl2sql-cache/llm beside nl2sql.yaml)")
-        cmd.add_argument("--config", metavar="nl2sql.yaml")
+        cmd.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
         cmd.set_defaults(func=_cache)
     hood = cache_sub.add_parser("neighbours", help="the neighbour databases of --nl2sql-test-suite (SQLite files, PostgreSQL scratch databases)")
     hood.add_argument("--clear", action="store_true", help="remove them all (they are built again when needed)")
-    hood.add_argument("--config", metavar="nl2sql.yaml")
+    hood.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     hood.set_defaults(func=_cache_neighbours)
 
     demo = sub.add_parser("demo", help="the main job: build the demo and run its suites")

@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pytest_nl2sql"
 # plugin/ may call upkeep/ (both at the top); upkeep/ never imports the plugin.
 STAGES = {
     "errors": 0,
+    "safetext": 0,
     "config": 0,
     "suitefile": 1,
     "datasources": 2,
@@ -19,6 +20,7 @@ STAGES = {
     "engine": 3,
     "scoring": 4,
     "upkeep": 5,
+    "reporting": 5,
     "plugin": 6,
     "demo": 5,
     "api": 7,
@@ -26,6 +28,7 @@ STAGES = {
 }
 MAX_LINES = 700
 MAX_TOP_LEVEL_MODULES = 8
+MAX_PLUGIN_MODULES = 16  # plugin/ is the pytest wiring only; reports live in reporting/
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -116,5 +119,12 @@ def test_the_top_level_holds_few_modules_and_every_subpackage_says_what_it_owns(
     for init in PACKAGE.glob("*/__init__.py"):
         doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
         assert doc and len(doc) > 40, f"{init.parent.name}/__init__.py has no docstring saying what it owns"
-        if init.parent.name in ("suitefile", "scoring", "upkeep"):
+        if init.parent.name in ("suitefile", "scoring", "upkeep", "reporting"):
             assert "May import" in doc, f"{init.parent.name}/__init__.py does not say what it may import"
+
+
+def test_the_plugin_is_only_the_pytest_wiring() -> None:
+    modules = sorted(p.name for p in (PACKAGE / "plugin").glob("*.py"))
+    assert len(modules) <= MAX_PLUGIN_MODULES, modules
+    reporting = {p.stem for p in (PACKAGE / "reporting").glob("*.py")}
+    assert {"report", "html_report", "compare", "shards", "taxonomy", "breakdowns", "outcomes"} <= reporting

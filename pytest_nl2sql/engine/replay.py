@@ -14,6 +14,9 @@ documented in docs/predictions.md:
 
 * JSONL: one object a line, ``{"id": CASE_ID, "sql": "...", "role": ..., "question": ...,
   "datasource": ..., "cost_usd": ..., "latency_s": ...}`` (only ``id`` and ``sql`` required);
+  an answer without SQL says what it was instead: ``{"id": ..., "role": ..., "sql": null,
+  "status": "not_answerable" | "needs_clarification" | "refused" | "error", "message": ...,
+  "code": ...}``, and is replayed as that answer (nothing runs);
 * YAML: a list of the same maps, or ``{predictions: [...]}``.
 
 A prediction is found by case id (``answer_case``); the plugin's ``answer(question, role,
@@ -58,7 +61,9 @@ from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compos
 
 __all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
 
-_FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s")
+_FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s", "status", "message", "code")
+#: What a prediction without SQL may say (the engine's answer status, as in ``Answer``).
+_STATUSES_WITHOUT_SQL = ("refused", "not_answerable", "needs_clarification", "error")
 
 
 class PredictionsError(Nl2sqlError, pytest.UsageError):
@@ -70,12 +75,15 @@ class Prediction:
     """One predicted query for one case (and optionally one role)."""
 
     id: str
-    sql: str
+    sql: str | None  # None: an answer without SQL (``status`` says which)
     role: str | None = None
     question: str | None = None
     datasource: str | None = None
     cost_usd: float = 0.0
     latency_s: float = 0.0
+    status: str | None = None  # the answer's status; None: "ok" when there is SQL
+    message: str = ""
+    code: str | None = None
     where: str = attrs.field(default="", eq=False)
 
 
@@ -91,28 +99,37 @@ def _prediction(item: Any, where: str) -> Prediction:
     unknown = [k for k in item if k not in _FIELDS]
     if unknown:
         raise PredictionsError(f"{where}: unknown key {unknown[0]!r} (a prediction may have {', '.join(_FIELDS)})")
-    for key in ("id", "sql"):
-        if key not in item:
-            raise PredictionsError(f"{where}: the prediction has no {key!r} (each needs 'id' and 'sql')")
+    status = item.get("status")
+    if status is not None and (not isinstance(status, str) or status not in ("ok", *_STATUSES_WITHOUT_SQL)):
+        raise PredictionsError(f"{where}: status must be one of ok, {', '.join(_STATUSES_WITHOUT_SQL)}, got {status!r:.80}")
+    if "id" not in item:
+        raise PredictionsError(f"{where}: the prediction has no 'id' (each needs 'id' and 'sql', or a 'status' without SQL)")
+    without_sql = status in _STATUSES_WITHOUT_SQL and item.get("sql") is None
+    if "sql" not in item and not without_sql:
+        raise PredictionsError(f"{where}: the prediction has no 'sql' (each needs 'id' and 'sql', or a 'status' without SQL)")
     texts: dict[str, str | None] = {}
-    for key in ("id", "sql", "role", "question", "datasource"):
+    for key in ("id", "sql", "role", "question", "datasource", "message", "code"):
         value = item.get(key)
-        if value is None and key not in ("id", "sql"):
+        if value is None and (key not in ("id", "sql") or (key == "sql" and without_sql)):
             texts[key] = None
             continue
         if isinstance(value, (int,)) and not isinstance(value, bool) and key == "id":
             value = str(value)
-        if not isinstance(value, str) or (key != "sql" and not value.strip()):
-            raise PredictionsError(f"{where}: {key} must be text, got {value!r:.80}")
+        if not isinstance(value, str) or (key not in ("sql", "message") and not value.strip()):
+            raise PredictionsError(f"{where}: {key} must be text, got {value!r:.80}"
+                                   + ("; an answer without SQL says so with \"status\"" if key == "sql" else ""))
         texts[key] = value
     return Prediction(
         id=str(texts["id"]),
-        sql=str(texts["sql"]),
+        sql=texts["sql"],
         role=texts["role"],
         question=texts["question"],
         datasource=texts["datasource"],
         cost_usd=_number(item.get("cost_usd", 0.0), "cost_usd", where),
         latency_s=_number(item.get("latency_s", 0.0), "latency_s", where),
+        status=status,
+        message=texts["message"] or "",
+        code=texts["code"],
         where=where,
     )
 
@@ -308,7 +325,7 @@ class ReplayEngine:
                 "give each prediction its case's 'question', or list the suite in evals.yaml",
             )
         predicted = [i for i in ids if i in self._by_id]
-        if len(ids) > 1 and len({self._by_id[i][next(iter(self._by_id[i]))].sql for i in predicted}) > 1:
+        if len(ids) > 1 and len({self._by_id[i][next(iter(self._by_id[i]))].sql or "" for i in predicted}) > 1:
             return Answer(
                 status="error",
                 error=f"cases {', '.join(ids)} share the question {question!r:.80} and have different "
@@ -360,6 +377,12 @@ class ReplayEngine:
 
         def done(**kw: Any) -> Answer:
             return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=p.sql, **kw)
+
+        if p.sql is None:  # the engine answered without SQL: the answer as it was saved
+            ds = self._datasource(case_id, p, case_datasources)
+            return done(status=p.status or "error", message=p.message, code=p.code,
+                        error=(p.message or "error") if p.status == "error" else None,
+                        datasources=(ds,) if ds and p.status == "refused" else ())
 
         try:
             policy = self.project.role(role)

@@ -1,15 +1,17 @@
 """The pytest plugin. This module is the entry point (``pytest11: nl2sql``): it registers the
 hooks, the options and the plugin objects, and holds no logic.
 
-The package owns the run: ``options`` (command line and ini), ``hookspecs`` (the public hooks),
-``session`` (collection, upkeep before the run), ``collect`` (suite files and items), ``run``
-(the engine, modes, asking and scoring an item), ``baseline`` (the known-failures gate),
-``ledger`` (the cost cap across workers), ``report`` (terminal, JSON, junitxml, GitHub) and
-``engine_factory`` (building the engine ``nl2sql.yaml`` names). A new report format goes beside
-``report``.
+The package is the pytest wiring of a run: ``options`` (command line and ini), ``hookspecs``
+(the public hooks), ``session`` (collection, upkeep before the run, the controller's report),
+``collect`` (suite files, items, roles and shards), ``run`` (the engine, modes, judging an item),
+``asking`` and ``concurrency`` (asking the engine, in flight), ``accounting``, ``failfast``,
+``estimate`` and ``ledger`` (mode full at scale, the cost cap across workers) and
+``engine_factory`` (building the engine ``nl2sql.yaml`` names). What the records become --
+terminal, JSON, HTML, junitxml, compare, merge, the baseline gate -- is ``reporting/``; a new
+report format goes there.
 
 May import every other stage (``suitefile``, ``config``, ``datasources``, ``llm``, ``engine``,
-``scoring``, ``upkeep``); only ``api`` and ``cli`` import it.
+``scoring``, ``upkeep``, ``reporting``); only ``api`` and ``cli`` import it.
 """
 
 from __future__ import annotations

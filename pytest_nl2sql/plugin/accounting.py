@@ -4,7 +4,7 @@ Each engine call gets its own ``MeteredLLM``, a thin proxy over the process's sh
 client: it passes the attempt (the repeat index, which the response cache keys on), counts the
 calls, cache hits and misses, tokens and the model's time into a ``Usage``, and tells the
 fail-fast counter how each call went. The usage lands in the item's record (``"llm"``), so it
-crosses xdist with the report; the controller sums the records (``summary_figures``).
+crosses xdist with the report; the controller sums the records (``reporting.figures.usage_figures``).
 
 The progress line (``Progress``): on a run longer than ``PROGRESS_EVERY_S`` seconds (env
 ``NL2SQL_PROGRESS_S``), the controller prints every so often how many items are done, the
@@ -23,7 +23,7 @@ import pytest
 
 from pytest_nl2sql.llm.base import LLMError, LLMResult, PlanRequest
 
-__all__ = ["MeteredLLM", "Progress", "Usage", "percentile", "summary_figures", "summary_lines"]
+__all__ = ["MeteredLLM", "Progress", "Usage"]
 
 PROGRESS_EVERY_S = 30.0
 
@@ -100,72 +100,6 @@ class MeteredLLM:
         return result
 
 
-# -- the run's figures --------------------------------------------------------------------
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The q-th percentile (0..100) by linear interpolation; None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100.0
-    low = int(pos)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
-
-
-def _latencies(records: Sequence[dict[str, Any]]) -> list[float]:
-    out: list[float] = []
-    for r in records:
-        if r.get("verdict") == "skipped":
-            continue
-        attempts = r.get("attempts")
-        if attempts:
-            out.extend(float(a.get("latency_s") or 0.0) for a in attempts)
-        else:
-            out.append(float(r.get("latency_s") or 0.0))
-    return out
-
-
-def summary_figures(records: Sequence[dict[str, Any]], passed: int, mode: str | None = None) -> dict[str, Any]:
-    """Tokens, LLM calls, cache hits and misses, latency p50/p95 (of the items' engine calls,
-    mode full only: elsewhere they are null, so reports of equal runs stay equal) and cost per
-    passed item."""
-    totals = dict.fromkeys(("calls", "cache_hits", "cache_misses", "input_tokens", "output_tokens"), 0)
-    for r in records:
-        usage = r.get("llm") or {}
-        for key in totals:
-            value = usage.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                totals[key] += value
-    latencies = _latencies(records) if mode == "full" else []
-    cost = sum(float(r.get("cost_usd") or 0.0) for r in records)
-    p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
-    return {
-        "llm_calls": totals["calls"],
-        "cache_hits": totals["cache_hits"],
-        "cache_misses": totals["cache_misses"],
-        "tokens_in": totals["input_tokens"],
-        "tokens_out": totals["output_tokens"],
-        "latency_p50_s": round(p50, 4) if p50 is not None else None,
-        "latency_p95_s": round(p95, 4) if p95 is not None else None,
-        "cost_per_passed_usd": round(cost / passed, 6) if passed else None,
-    }
-
-
-def summary_lines(summary: dict[str, Any]) -> list[str]:
-    """The terminal summary's accounting lines (none when nothing was asked or timed)."""
-    out = []
-    if summary.get("llm_calls") or summary.get("tokens_in") or summary.get("cache_hits"):
-        line = f"  LLM: {summary['llm_calls']} calls, {summary['tokens_in']} tokens in, {summary['tokens_out']} out"
-        if summary.get("cost_per_passed_usd") is not None:
-            line += f", ${summary['cost_per_passed_usd']:.6f} per passed item"
-        out.append(line)
-    if summary.get("cache_hits") or summary.get("cache_misses"):
-        out.append(f"  response cache: {summary['cache_hits']} hits, {summary['cache_misses']} misses")
-    if summary.get("latency_p50_s") is not None:
-        out.append(f"  latency: p50 {summary['latency_p50_s']:.3f} s, p95 {summary['latency_p95_s']:.3f} s")
-    return out
-
-
 # -- the progress line --------------------------------------------------------------------
 class Progress:
     """A plugin object of the controller: every so often, items done, cost so far and an ETA."""
@@ -229,6 +163,6 @@ def register_full_run(config: pytest.Config, run: Any) -> None:
 
         config.pluginmanager.register(Estimate(run), "nl2sql_estimate")
     if settings.save_predictions is not None:
-        from pytest_nl2sql.plugin.predictions_out import PredictionsOut
+        from pytest_nl2sql.reporting.predictions_out import PredictionsOut
 
         config.pluginmanager.register(PredictionsOut(settings.save_predictions), "nl2sql_save_predictions")

@@ -12,10 +12,11 @@ from typing import Any, Protocol
 import pytest
 
 from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.reporting.shards import shard_of
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status
 
-__all__ = ["CaseFailure", "CaseItem", "ItemRunner", "SuiteFile", "select_roles"]
+__all__ = ["CaseFailure", "CaseItem", "CaseSuiteError", "ItemRunner", "SuiteFile", "select_roles", "select_shard"]
 
 
 class ItemRunner(Protocol):
@@ -36,6 +37,11 @@ class CaseFailure(Exception):
 
 class SuiteCollectError(Exception):
     pass
+
+
+class CaseSuiteError(Exception):
+    """A case the suite cannot test as written (no rows to compare with): the suite's error, not
+    the engine's -- reported as an error at setup, left out of the accuracy figures."""
 
 
 def select_roles(case: EvalCase, run: ItemRunner) -> list[str]:
@@ -113,12 +119,23 @@ class CaseItem(pytest.Item):
         self.extra_keyword_matches.update(words)
         self.record: dict[str, Any] | None = None
 
+    def setup(self) -> None:
+        run: ItemRunner = self.config.stash[RUN_KEY]
+        if run.settings.mode == "retrieval" and run.settings.predictions is None:
+            return  # routing only: the rows are not read
+        from pytest_nl2sql.upkeep.check import rows_problem
+
+        why = rows_problem(self.case) if self.expected is Outcome.ALLOWED else None
+        if why is not None:
+            where = f"{self.case.location}" if self.case.location else self.path.name
+            raise CaseSuiteError(f"suite error: {where}: case '{self.case.id}': {why}")
+
     def runtest(self) -> None:
         run: ItemRunner = self.config.stash[RUN_KEY]
         run.run_item(self)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, CaseFailure):
+        if isinstance(excinfo.value, (CaseFailure, CaseSuiteError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -128,3 +145,20 @@ class CaseItem(pytest.Item):
 
 
 RUN_KEY = pytest.StashKey[ItemRunner]()
+
+
+def select_shard(config: pytest.Config, items: list[pytest.Item], shard: tuple[int, int]) -> None:
+    """Deselect the cases of other shards (as ``-k`` does: pytest counts them as deselected)."""
+    index, count = shard
+    keep, drop = [], []
+    for item in items:
+        case = getattr(item, "case", None)
+        if case is None or not hasattr(item, "role"):
+            keep.append(item)
+        elif shard_of(item.path.name, case.id, count) == index:
+            keep.append(item)
+        else:
+            drop.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

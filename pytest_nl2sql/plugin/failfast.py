@@ -12,13 +12,10 @@ failures). Thread-safe: concurrent calls report here too.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
 
-__all__ = ["FAIL_FAST_AFTER", "FAIL_FAST_KINDS", "NOT_ASKED", "FailFast", "summary_figures", "summary_lines"]
+from pytest_nl2sql.reporting.figures import NOT_ASKED
 
-#: How the error of an item the run did not ask for starts.
-NOT_ASKED = "not asked: "
+__all__ = ["FAIL_FAST_AFTER", "FAIL_FAST_KINDS", "NOT_ASKED", "FailFast"]
 
 #: Consecutive connection or authentication failures after which the run stops asking.
 FAIL_FAST_AFTER = 3
@@ -57,21 +54,3 @@ class FailFast:
             if self.reason is not None:
                 self.not_asked += 1
             return self.reason
-
-
-def _not_asked(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in records if str(r.get("error") or "").startswith(NOT_ASKED)]
-
-
-def summary_figures(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """``not_asked``: items the run stopped asking for (fail fast)."""
-    return {"not_asked": len(_not_asked(records))}
-
-
-def summary_lines(records: Sequence[dict[str, Any]]) -> list[str]:
-    """One line for every item that was not asked, with the reason (once)."""
-    skipped = _not_asked(records)
-    if not skipped:
-        return []
-    reason = str(skipped[0].get("error"))[len(NOT_ASKED):]
-    return [f" fail fast: {len(skipped)} items not asked: {reason}"]

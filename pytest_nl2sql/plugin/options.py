@@ -42,7 +42,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("cache-dir", {"metavar": "DIR"}, "string", "the response cache's folder (default: .nl2sql-cache/llm beside nl2sql.yaml)"),
     ("repeat", {"metavar": "K"}, "string", "ask every item K times: it passes only when all K pass (pass^k); reports pass@k and flaky items"),
     ("estimate", {"action": "store_true", "default": None}, None, "print the expected calls, tokens and cost of the run, then stop (nothing is asked)"),
-    ("save-predictions", {"metavar": "FILE"}, "string", "write the SQL the engine produced as a predictions file (JSONL) for --nl2sql-predictions"),
+    ("save-predictions", {"metavar": "FILE"}, "string", "write every answer the engine gave (its SQL, or its status without SQL) as a predictions file (JSONL) for --nl2sql-predictions"),
     ("html", {"metavar": "FILE"}, "string", "write a self-contained HTML report here (docs/report.md#html-report)"),
     ("compare", {"metavar": "BASE.json"}, "string", "at the end, compare this run with an earlier JSON report: flipped items, per-tag deltas, a paired test"),
     ("shard", {"metavar": "I/N"}, None, "run only shard I of N (1-based): a stable, balanced share of the cases by case id (docs/ci.md)"),
@@ -56,7 +56,8 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("nl2sql", "pytest-nl2sql: run NL2SQL suites")
     for name, kwargs, ini_type, help_text in _OPTIONS:
         dest = "nl2sql_" + name.replace("-", "_")
-        group.addoption(f"--nl2sql-{name}", dest=dest, help=help_text, **kwargs)
+        # argparse formats help with %: a literal percent sign must reach it doubled
+        group.addoption(f"--nl2sql-{name}", dest=dest, help=help_text.replace("%", "%%"), **kwargs)
         if ini_type is not None:
             parser.addini(dest, help=help_text, type=ini_type, default=None)
 

@@ -16,15 +16,15 @@ import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.asking import Asked
-from pytest_nl2sql.plugin.baseline import Baseline, BaselineError, baseline_key, beside
 from pytest_nl2sql.plugin.collect import CaseFailure
 from pytest_nl2sql.plugin.concurrency import Scheduler
 from pytest_nl2sql.plugin.failfast import FailFast
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import Settings
-from pytest_nl2sql.plugin.repeats import Judged, combine
-from pytest_nl2sql.plugin.report import failure_text, make_record
-from pytest_nl2sql.plugin.taxonomy import for_item as miss_taxonomy
+from pytest_nl2sql.reporting.baseline import Baseline, BaselineError, baseline_key, beside
+from pytest_nl2sql.reporting.repeats import Judged, combine
+from pytest_nl2sql.reporting.report import failure_text, make_record
+from pytest_nl2sql.reporting.taxonomy import for_item as miss_taxonomy
 from pytest_nl2sql.scoring.scorers import Score, ScoreContext
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalSuite, Kind, Outcome, Status
@@ -95,7 +95,9 @@ class Nl2sqlRun:
                 from pytest_nl2sql.config import ConfigError, load_config
 
                 if not path.is_file():
-                    raise pytest.UsageError(f"--nl2sql-config: no such file: {path}")
+                    raise pytest.UsageError(
+                        f"--nl2sql-config: no such file: {path} (name your project's nl2sql.yaml; `pytest-nl2sql init DIR` makes one)"
+                    )
                 try:
                     self._project = load_config(path)
                 except ConfigError as exc:
@@ -112,7 +114,10 @@ class Nl2sqlRun:
     def check_suites_exist(self) -> None:
         for path in self.settings.suites:
             if not path.is_file():
-                raise pytest.UsageError(f"--nl2sql-suite: no such suite file: {path}")
+                raise pytest.UsageError(
+                    f"--nl2sql-suite: no such suite file: {path} (a path from the current folder; "
+                    "`pytest-nl2sql eval seed` drafts a suite, `pytest-nl2sql init DIR` writes an example)"
+                )
 
     def check_mode(self, path: Path, suite: EvalSuite) -> None:
         if self.settings.mode != "plans" or self.settings.predictions is not None:
@@ -127,10 +132,14 @@ class Nl2sqlRun:
         ]
         if lacking:
             shown = ", ".join(lacking[:8]) + (f" and {len(lacking) - 8} more" if len(lacking) > 8 else "")
-            raise pytest.UsageError(
-                f"--nl2sql-mode plans: {path.name} has cases without a plan ({shown}); "
-                "add plans or run with --nl2sql-mode retrieval or full"
+            routing = {c.id for c in suite.cases if c.kind is Kind.ROUTING}
+            fix = (
+                "routing cases have no plan: run them with --nl2sql-mode retrieval"
+                if set(lacking) <= routing
+                else f"`pytest-nl2sql suite plan {path}` writes them from each case's SQL, "
+                "or run with --nl2sql-mode retrieval or full"
             )
+            raise pytest.UsageError(f"--nl2sql-mode plans: {path.name} has cases without a plan ({shown}); {fix}")
 
     def precheck(self, suites: list[Path] | None = None) -> None:
         """Fail fast, with one line, on options that cannot work (before collection)."""
@@ -252,7 +261,7 @@ class Nl2sqlRun:
             engine = self.config.hook.pytest_nl2sql_make_engine(config=self.config, project=self.project)
             if engine is None:
                 raise pytest.UsageError(
-                    "no engine: create nl2sql.yaml (pytest-nl2sql init --demo DIR) or pass --nl2sql-config, "
+                    "no engine: create nl2sql.yaml (`pytest-nl2sql init DIR`) or pass --nl2sql-config, "
                     "or return one from pytest_nl2sql_make_engine in a conftest.py"
                 )
             self._engine = engine
@@ -283,7 +292,9 @@ class Nl2sqlRun:
         if self._llm is None:
             project = self.project
             if project is None:
-                raise pytest.UsageError("--nl2sql-mode full needs nl2sql.yaml with an llm section")
+                raise pytest.UsageError(
+                    "--nl2sql-mode full needs nl2sql.yaml with an llm section (llm: base_url, model, api_key_env; docs/llm.md)"
+                )
             from pytest_nl2sql.llm import LLMError, OpenAICompatibleLLM
 
             try:

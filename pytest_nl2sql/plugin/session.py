@@ -16,19 +16,31 @@ import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import register_full_run
-from pytest_nl2sql.plugin.collect import CaseItem, SuiteFile, case_selected, select_roles
-from pytest_nl2sql.plugin.finish import finish_run
-from pytest_nl2sql.plugin.gate import (
+from pytest_nl2sql.plugin.collect import (
+    CaseItem,
+    CaseSuiteError,
+    SuiteFile,
+    case_selected,
+    select_roles,
+    select_shard,
+)
+from pytest_nl2sql.plugin.ledger import CostLedger
+from pytest_nl2sql.plugin.run import Nl2sqlRun
+from pytest_nl2sql.reporting.finish import finish_run
+from pytest_nl2sql.reporting.gate import (
     apply_verdict,
     failed_scorers,
     stale_entries,
     stale_lines,
     update_baselines,
 )
-from pytest_nl2sql.plugin.ledger import CostLedger
-from pytest_nl2sql.plugin.report import RunReport, make_record, record_reason, run_meta, short_repr
-from pytest_nl2sql.plugin.run import Nl2sqlRun
-from pytest_nl2sql.plugin.shards import select_shard
+from pytest_nl2sql.reporting.report import (
+    RunReport,
+    make_record,
+    record_reason,
+    run_meta,
+    short_repr,
+)
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
@@ -130,7 +142,10 @@ class Nl2sqlSession:
             return
         project = self.run.project
         if project is None:
-            raise pytest.UsageError("--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources)")
+            raise pytest.UsageError(
+                "--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources): pass --nl2sql-config PATH "
+                "or make one with `pytest-nl2sql init DIR`"
+            )
         if settings.seed and getattr(self.config.option, "numprocesses", None):
             raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
         if settings.seed:  # bad seed options stop the run before anything runs
@@ -190,7 +205,10 @@ class Nl2sqlSession:
 
         project = self.run.project
         if project is None:
-            raise pytest.UsageError("--nl2sql-regenerate needs nl2sql.yaml (its datasources run the SQL)")
+            raise pytest.UsageError(
+                "--nl2sql-regenerate needs nl2sql.yaml (its datasources run the SQL): pass --nl2sql-config PATH "
+                "or make one with `pytest-nl2sql init DIR`"
+            )
         registry = DatasourceRegistry.from_config(project)
         _check_logins(registry)
         by_suite: dict[Path, list[CaseItem]] = {}
@@ -208,6 +226,8 @@ class Nl2sqlSession:
                 except (PackagedSuiteError, Nl2sqlError) as exc:  # refused, a lock wait ran out, ...
                     raise pytest.UsageError(str(exc)) from None
                 self.regenerated.extend(result.lines())
+                if result.failed:
+                    self.upkeep_status["regenerate"] = 1  # the run fails, as `pytest-nl2sql eval regenerate` exits 1
                 fresh = load_suite(path)
                 self.run.register_suite(path, fresh)
                 by_id = {c.id: c for c in fresh.cases}
@@ -241,6 +261,11 @@ class Nl2sqlSession:
         report = yield
         if isinstance(item, CaseItem) and (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             self._verdict(item, report)
+            if report.when == "setup" and call.excinfo is not None and isinstance(call.excinfo.value, CaseSuiteError):
+                record = report.nl2sql  # type: ignore[attr-defined]
+                record["verdict"] = "error"  # the suite's error: outside the accuracy figures
+                record["error"] = str(call.excinfo.value)
+                report.longrepr = short_repr(item, str(call.excinfo.value))  # the message, not pytest's internals
         return report
 
     def _verdict(self, item: CaseItem, report: pytest.TestReport) -> None:
@@ -313,6 +338,10 @@ class Nl2sqlSession:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if _is_worker(config):
             return
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self._suite_paths:
+            hint = _project_above(config)
+            if hint:
+                terminalreporter.write_line(hint, yellow=True)
         if self.upkeep_lines:
             terminalreporter.section("nl2sql upkeep")
             for line in self.upkeep_lines:
@@ -395,3 +424,20 @@ def _untested_unanswerable(path: Path, approved: list[Any], settings: Any) -> li
         "the fake LLM answers not_answerable for them, so they pass without testing the engine "
         "(give each a plan {kind: not_answerable, reason: ...} to test the not-answerable path, or run mode full)"
     ]
+
+
+def _project_above(config: pytest.Config) -> str | None:
+    """Nothing collected, no nl2sql.yaml in pytest's rootdir, but one above the current folder:
+    the project needs a pytest.ini beside its nl2sql.yaml (or pytest run from there)."""
+    root = Path(str(config.rootpath))
+    if (root / "nl2sql.yaml").is_file():
+        return None
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "nl2sql.yaml").is_file():
+            return (
+                f"nl2sql: no tests ran, but {folder / 'nl2sql.yaml'} is above this folder and pytest's rootdir is {root}: "
+                f"run pytest from {folder}, or add a pytest.ini beside nl2sql.yaml (`pytest-nl2sql init DIR` writes one), "
+                f"or pass --nl2sql-config {folder / 'nl2sql.yaml'}"
+            )
+    return None

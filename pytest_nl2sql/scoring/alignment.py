@@ -121,9 +121,11 @@ def compatible(g: Column, p: Column, rule: MatchRule, tol: Tolerance) -> bool:
 
 def row_contents(rows: list[tuple], loose: bool) -> list[int]:
     """Each row's multiset of values (numbers as a marker when some column holds floats), hashed."""
+    # a row's values' hashes, sorted: the multiset up to hash collisions, which can only make
+    # two rows look alike (so "they differ" stays exact, and refining stays a necessary condition)
     if loose:
-        return [hash(frozenset(Counter(NUM if is_num(v) else v for v in r).items())) for r in rows]
-    return [hash(frozenset(Counter(r).items())) for r in rows]
+        return [hash(tuple(sorted(hash(NUM if is_num(v) else v) for v in r))) for r in rows]
+    return [hash(tuple(sorted(map(hash, r)))) for r in rows]
 
 
 def refined(g: Column, p: Column, rkg: list[int], rkp: list[int], rule: MatchRule) -> bool:

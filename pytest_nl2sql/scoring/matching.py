@@ -37,6 +37,7 @@ from typing import Any
 
 import attrs
 
+from pytest_nl2sql.safetext import shown
 from pytest_nl2sql.scoring.alignment import Column, Search, compatible, refined, row_contents
 from pytest_nl2sql.scoring.pairing import Verdict, compare, max_matching
 from pytest_nl2sql.scoring.rule import (
@@ -88,7 +89,7 @@ def rows_to_tuples(rows: Sequence[Any]) -> tuple[tuple[str, ...], list[tuple]]:
 
 
 def _describe(value: Any) -> str:
-    text = repr(value)
+    text = shown(value)
     return (text[:60] + "...") if len(text) > 60 else text
 
 
@@ -393,4 +394,4 @@ def _same_multiset(gold: list[tuple], pred: list[tuple]) -> bool:
 
 
 def _shown_row(row: tuple) -> str:
-    return ", ".join(repr(v) for v in row)
+    return ", ".join(shown(v) for v in row)

@@ -19,7 +19,10 @@ kind                change
 
 The order is deterministic -- the kinds taken in turn (round robin, in the order above), each
 kind's changes in the query's walk order -- and the count is bounded (``MAX_MUTANTS``). A
-mutant whose SQL text equals the gold's or another mutant's is left out.
+mutant whose SQL text equals the gold's or another mutant's is left out. The work is bounded
+too: a mutant is made (a copy of the query) only when the round robin takes it, at most
+``MAX_TRIES`` are made, and a long query gets fewer mutants (``MAX_COPIED_NODES`` nodes copied
+in all, at least 4 mutants): a WHERE of 300 conjuncts makes ~26 mutants, not 600 copies.
 
 ``kill_rates`` runs the gold and every mutant on the real database and on neighbour
 databases (``neighbours.py``): a mutant is *killed* on a database when it runs there and
@@ -31,7 +34,8 @@ the real database is not a query at all and is left out of the rates (counted as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -52,6 +56,10 @@ __all__ = [
 
 #: At most this many mutants per gold SQL.
 MAX_MUTANTS = 40
+#: At most this many mutants are made (copies of the query) per gold SQL, duplicates included.
+MAX_TRIES = 4 * MAX_MUTANTS
+#: ... and the copies hold at most this many nodes in all (a long query gets fewer mutants, at least 4).
+MAX_COPIED_NODES = 40_000
 #: A case whose mutants are killed on the real database at a lower rate is weak (``weak-gold``).
 WEAK_KILL_RATE = 0.5
 KINDS = ("comparison", "distinct", "where", "limit", "aggregate", "join-column")
@@ -136,31 +144,41 @@ def mutants(sql: str, dialect: str = "sqlite", *, keys: Keys | None = None, limi
     if tree is None:
         return []
     gold_text = tree.sql(dialect=dialect)
-    per_kind: dict[str, list[Mutant]] = {}
-    for kind, sites in _sites(tree, keys).items():
-        made = per_kind.setdefault(kind, [])
+
+    def made(kind: str, sites: list[tuple[int, _Edit]]) -> Iterator[Mutant]:
         for index, edit in sites:
             copy = tree.copy()
-            node = next(n for k, n in enumerate(copy.walk()) if k == index)
+            node = next(itertools.islice(copy.walk(), index, None))
             try:
                 change = edit(node)
                 text = copy.sql(dialect=dialect) if change else None
             except (SqlglotError, ValueError, AttributeError):
                 continue
             if text:
-                made.append(Mutant(kind, change or "", text))
+                yield Mutant(kind, change or "", text)
+
+    # each kind's mutants are made only when the round robin takes them: a WHERE of 300
+    # conjuncts costs ``limit`` copies of the query, not 300 (and at most MAX_TRIES in all)
+    sites = _sites(tree, keys)
+    queues = [made(k, sites.get(k, [])) for k in KINDS]
     out: list[Mutant] = []
     seen = {gold_text}
-    queues = [list(per_kind.get(k, ())) for k in KINDS]
-    while any(queues) and len(out) < limit:
-        for q in queues:
-            while q:
-                m = q.pop(0)
+    tries = 0
+    size = sum(1 for _ in tree.walk())
+    limit = min(limit, max(4, MAX_COPIED_NODES // max(1, size)))  # a huge query: fewer mutants
+    while queues and len(out) < limit and tries < MAX_TRIES:
+        for q in list(queues):
+            for m in q:
+                tries += 1
                 if m.sql not in seen:
                     seen.add(m.sql)
                     out.append(m)
                     break
-            if len(out) >= limit:
+                if tries >= MAX_TRIES:
+                    break
+            else:
+                queues.remove(q)
+            if len(out) >= limit or tries >= MAX_TRIES:
                 break
     return out
 
@@ -200,7 +218,7 @@ def _drop_conjunct(j: int) -> _Edit:
         dropped = conjuncts.pop(j)
         label = "WHERE" if isinstance(node, exp.Where) else "HAVING"
         if conjuncts:
-            node.set("this", exp.and_(*(c.copy() for c in conjuncts)))
+            node.set("this", exp.and_(*conjuncts, copy=False))  # the node is in a copy already
         else:
             node.pop()
         return f"{label} {dropped.sql()} dropped"

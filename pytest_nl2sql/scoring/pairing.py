@@ -5,7 +5,8 @@ Two rows that differ only in a float compare within the column's tolerance. Left
 (those a multiset difference does not cancel) are grouped by their *exact* parts first --
 text, dates, NULL, exact numbers of columns with no float -- and inside a group paired by a
 maximum bipartite matching (Hopcroft-Karp) over the pairs within the tolerance, never by
-sort order alone. The pairing has a hard bound (``PAIR_BUDGET`` pair checks); past it the
+sort order alone -- unless the rows of a group differ in one number only: then the sort order
+is a best pairing, and one pass pairs them. The pairing has a hard bound (``PAIR_BUDGET`` pair checks); past it the
 verdict is a mismatch that says so.
 """
 
@@ -250,6 +251,11 @@ def _pair_multisets(missing: list[tuple], unexpected: list[tuple], tols: Sequenc
             budget.spend(len(ms))
             if all(rows_close(a, b, tols) for a, b in zip(sm, su, strict=True)):
                 continue
+        if len(numpos) == 1:  # one number differs: pairing in sort order is best (linear)
+            lm, lu = _pair_sorted(sorted(ms, key=skey), sorted(us, key=skey), numpos[0], tols)
+            left_m += lm
+            left_u += lu
+            continue
         index = _Index(us, numpos)
         adj: list[list[int]] = []
         for r in ms:
@@ -261,6 +267,25 @@ def _pair_multisets(missing: list[tuple], unexpected: list[tuple], tols: Sequenc
         left_m += [r for r, j in zip(ms, ml, strict=True) if j == -1]
         left_u += [r for r, i in zip(us, mr, strict=True) if i == -1]
     return not left_m and not left_u, left_m, left_u
+
+
+def _pair_sorted(ms: list[tuple], us: list[tuple], pos: int, tols: Sequence[Tolerance | None]) -> tuple[list[tuple], list[tuple]]:
+    """Rows alike but for the number at ``pos``, both sorted by it: pair them in one pass (a
+    row pairs with the first row of the other side within the tolerance); the unpaired ones."""
+    left_m: list[tuple] = []
+    left_u: list[tuple] = []
+    i = j = 0
+    while i < len(ms) and j < len(us):
+        if rows_close(ms[i], us[j], tols):
+            i += 1
+            j += 1
+        elif fl(ms[i][pos]) < fl(us[j][pos]):
+            left_m.append(ms[i])
+            i += 1
+        else:
+            left_u.append(us[j])
+            j += 1
+    return left_m + ms[i:], left_u + us[j:]
 
 
 def _uncovered(rows: Iterable[tuple], other: list[tuple], tols: Sequence[Tolerance | None], budget: Budget) -> list[tuple]:

@@ -73,6 +73,25 @@ _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": Fals
 _NULL = {"", "~", "null", "Null", "NULL"}
 
 
+def _indent_hint(text: str, line: int, what: str) -> str:
+    """A key indented unlike its neighbours makes the parser stop a line late (or at the key):
+    name the line before too when the two are indented differently."""
+    if "did not find expected key" not in what and "mapping values are not allowed" not in what:
+        return ""
+    lines = text.splitlines()
+    if not 0 < line < len(lines) + 1:
+        return ""
+    prev = next((i for i in range(min(line, len(lines)) - 1, -1, -1) if lines[i].strip() and not lines[i].lstrip().startswith("#")), None)
+    if prev is None or line >= len(lines):
+        return ""
+    here = len(lines[line]) - len(lines[line].lstrip(" "))
+    before = len(lines[prev]) - len(lines[prev].lstrip(" "))
+    if here == before:
+        return ""
+    return (f" (check the indentation of line {prev + 1} and line {line + 1}: {before} and {here} spaces; "
+            "a key indented unlike its neighbours ends or breaks their mapping)")
+
+
 class YamlSyntaxError(Exception):
     """Text that is not the YAML a suite may be; ``line``/``column`` are 1-based."""
 
@@ -174,6 +193,7 @@ def compose(text: str) -> Any:
                 start = text.find("\n", start) + 1
             if "\t" in text[start : start + mark.column + 1]:
                 what += " (tabs are not allowed for indentation: use spaces)"
+            what += _indent_hint(text, mark.line, what)
         if mark is None:
             raise YamlSyntaxError(f"YAML syntax error: {what}") from None
         raise YamlSyntaxError(f"YAML syntax error: {what}", mark.line + 1, mark.column + 1) from None

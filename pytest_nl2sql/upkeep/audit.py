@@ -71,6 +71,7 @@ from pytest_nl2sql.datasources import (
 )
 from pytest_nl2sql.datasources.guard import sqlglot_dialect
 from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.safetext import line_safe
 from pytest_nl2sql.scoring.matching import MatchRule
 from pytest_nl2sql.scoring.mutants import (
     WEAK_KILL_RATE,
@@ -81,6 +82,7 @@ from pytest_nl2sql.scoring.mutants import (
 )
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
+from pytest_nl2sql.upkeep.check import role_problems
 
 __all__ = ["AUDIT_NEIGHBOURS", "Finding", "Mutation", "audit_status", "audit_suite", "format_findings", "mutant_lines", "run_audit"]
 
@@ -121,7 +123,7 @@ def format_findings(findings: Iterable[Finding]) -> str:
     findings = list(findings)
     errors = sum(1 for f in findings if f.severity == "error")
     warnings = len(findings) - errors
-    lines = [str(f) for f in findings]
+    lines = [line_safe(str(f)) for f in findings]  # database and suite text: neutralised
     if not findings:
         lines.append("audit: no findings")
     else:
@@ -482,6 +484,7 @@ def _audited(suite: Any) -> list[Any]:
 
 def _audit_cases(shown: str, suite: Any, registry: DatasourceRegistry, mutation: Mutation | None) -> list[Finding]:
     findings: list[Finding] = []
+    unreachable: dict[str, str] = {}  # datasource -> the case that found it cannot be opened
     for case in _audited(suite):
         line = case.location.line if case.location else 0
         if len(case.datasources) != 1:
@@ -495,7 +498,16 @@ def _audit_cases(shown: str, suite: Any, registry: DatasourceRegistry, mutation:
         except KeyError as exc:
             findings.append(Finding(shown, line, case.id, "error", "datasource", str(exc)))
             continue
-        findings.extend(_CaseAudit(shown, case, adapter, mutation, suite.match).audit())
+        name = case.datasources[0]
+        if name in unreachable:  # said once, at the first case of the datasource
+            findings.append(Finding(shown, line, case.id, "error", "datasource",
+                                    f"datasource {name!r} cannot be opened (see case '{unreachable[name]}')"))
+            continue
+        found = _CaseAudit(shown, case, adapter, mutation, suite.match).audit()
+        if any("cannot be opened" in f.message for f in found):
+            unreachable[name] = case.id
+            found = [next(f for f in found if "cannot be opened" in f.message)]
+        findings.extend(found)
     return findings
 
 
@@ -524,6 +536,12 @@ def run_audit(
         for path in paths:
             try:
                 suite = load_suite(path, strict=False, use_cache=False)  # read once
+                roles = [f"{c.location or path}: case '{c.id}': {m}" for c in _audited(suite) for m in role_problems(c, config)]
+                if roles:  # the one rule for roles, as suite check, pytest and regenerate
+                    for line in roles:
+                        echo(line)
+                    broken += 1
+                    continue
                 findings.extend(_audit_cases(str(path), suite, registry, mutation))
                 audited += len(_audited(suite))
             except SuiteError as exc:

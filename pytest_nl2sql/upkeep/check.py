@@ -12,6 +12,14 @@ did-you-mean:
   nl2sql-engine's ``PlanModel`` shape, which it also reads) reading only tables and columns the
   schema has; nl2sql-engine's own ``PlanModel`` when ``engine`` is nl2sql-engine; for another
   engine, what its ``validate_plan(plan)`` says (docs/engine.md), or any mapping when it has none.
+* its ``sql`` and every ``alt_sql`` compile against that schema: parsed and every table and
+  column resolved (sqlglot, through the validator; nothing runs), a misspelt name pointed at
+  where it is written (``path:line:col``);
+* a case some role is allowed to answer has ``rows`` (else it is a suite error: pytest reports
+  its items as errors, not as the engine's failures).
+
+``role_problems`` is the one rule for the roles of a case, used by every door (suite check,
+pytest, ``eval regenerate``, ``eval audit``).
 
 A datasource that cannot be opened is one problem, and its cases' schema checks are skipped.
 """
@@ -21,6 +29,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -28,13 +37,34 @@ from pytest_nl2sql.config import DEFAULT_ENGINE, ENGINE_NL2SQL, Config
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
 from pytest_nl2sql.engine.compiler import CompileError
 from pytest_nl2sql.engine.plan import PlanError, PlanModel
-from pytest_nl2sql.engine.resolver import resolve
+from pytest_nl2sql.engine.resolver import _AllowAll, resolve
+from pytest_nl2sql.engine.validator import validate_sql
 from pytest_nl2sql.errors import Problem
 from pytest_nl2sql.suitefile.fields import CaseSpans
 from pytest_nl2sql.suitefile.loader import load_text, parse_suite
 from pytest_nl2sql.suitefile.model import EvalCase, Status
 
-__all__ = ["check_against_project", "run_check"]
+__all__ = ["check_against_project", "role_problems", "rows_problem", "run_check"]
+
+
+def rows_problem(case: EvalCase) -> str | None:
+    """Why an approved answer case cannot be scored as written (a suite error), or None."""
+    allowed = [r for r, o in case.outcome.items() if o.value == "allowed"]
+    if case.status is Status.APPROVED and case.kind.value == "answer" and case.sql and allowed and case.rows is None:
+        return (f"approved and allowed for {', '.join(allowed)}, but has no rows to compare with (a suite error): write "
+                "them from the database with `pytest-nl2sql eval regenerate SUITE` (or pytest --nl2sql-regenerate)")
+    return None
+
+
+def role_problems(case: EvalCase, config: Config) -> list[str]:
+    """The roles of ``case``'s outcome that ``nl2sql.yaml`` does not have, with a did-you-mean."""
+    known_roles = {r.lower() for r in config.roles}
+    return [
+        f"unknown role {role!r} in {config.path.name} ({_hint(role, config.roles)}); add it to the roles of "
+        f"{config.path.name} or fix the case's outcome"
+        for role in case.outcome
+        if role.lower() not in known_roles
+    ]
 
 
 def _hint(name: str, known: Iterable[str]) -> str:
@@ -70,20 +100,35 @@ def plan_validator(engine: str) -> Callable[[dict], list[str]] | None:
 
 
 class _Checker:
-    def __init__(self, path: str, config: Config, registry: DatasourceRegistry) -> None:
+    def __init__(self, path: str, config: Config, registry: DatasourceRegistry, text: str = "") -> None:
         self.path = path
+        self.text = text
         self.config = config
         self.registry = registry
         self.validator = plan_validator(config.engine)
         self.problems: list[Problem] = []
         self._schemas: dict[str, dict[str, list[str]] | None] = {}
 
-    def problem(self, case: EvalCase, spans: CaseSpans | None, field: str, message: str) -> None:
+    def problem(self, case: EvalCase, spans: CaseSpans | None, field: str, message: str, *, word: str | None = None) -> None:
         line, column = (case.location.line, case.location.column) if case.location else (0, 0)
         if spans is not None and field in spans.nodes:
-            mark = spans.nodes[field][1].start_mark
-            line, column = mark.line + 1, mark.column + 1
+            node = spans.nodes[field][1]
+            line, column = node.start_mark.line + 1, node.start_mark.column + 1
+            if word:  # point at the name itself, where the field's text spells it
+                found = self._find(word, node.start_mark.line, node.end_mark.line)
+                if found is not None:
+                    line, column = found
         self.problems.append(Problem(self.path, line, column, message, case.id))
+
+    def _find(self, word: str, first: int, last: int) -> tuple[int, int] | None:
+        if not hasattr(self, "_lines"):
+            self._lines = self.text.splitlines()
+        pattern = re.compile(rf"(?<![\w.]){re.escape(word)}(?!\w)|(?<=\.){re.escape(word)}(?!\w)", re.IGNORECASE)
+        for i in range(first, min(last + 1, len(self._lines))):
+            m = pattern.search(self._lines[i])
+            if m:
+                return i + 1, m.start() + 1
+        return None
 
     def schema(self, name: str) -> dict[str, list[str]] | None:
         if name not in self._schemas:
@@ -102,11 +147,11 @@ class _Checker:
             if ds.lower() not in known_ds:
                 self.problem(case, spans, "datasources",
                              f"unknown datasource {ds!r} in {config.path.name} ({_hint(ds, config.datasources)})")
-        known_roles = {r.lower() for r in config.roles}
-        for role in case.outcome:
-            if role.lower() not in known_roles:
-                self.problem(case, spans, "outcome",
-                             f"unknown role {role!r} in {config.path.name} ({_hint(role, config.roles)})")
+        for message in role_problems(case, config):
+            self.problem(case, spans, "outcome", message)
+        why = rows_problem(case)
+        if why is not None:
+            self.problem(case, spans, "sql", why)
         if len(case.datasources) != 1 or case.datasources[0].lower() not in known_ds:
             return
         name = known_ds[case.datasources[0].lower()]
@@ -127,6 +172,21 @@ class _Checker:
                              f"unknown column {real}.{column} in {name} ({_hint(column, schema[real])})")
         if case.plan:
             self.plan(case, spans, name, schema)
+        for field, sql in [("sql", case.sql), *(("alt_sql", alt) for alt in case.alt_sql)]:
+            if sql:
+                self.sql(case, spans, field, sql, name, schema)
+
+    def sql(self, case: EvalCase, spans: CaseSpans | None, field: str, sql: str, name: str, schema: dict[str, list[str]]) -> None:
+        """Compile one gold SQL against the schema (parse, resolve every name; nothing runs)."""
+        check = validate_sql(sql, dialect=self.registry.get(name).dialect, datasource=name, schema=schema, policy=_AllowAll())  # names, not access
+        if check.status == "unknown_reference":
+            columns = sorted({c for cols in schema.values() for c in cols} | set(schema))
+            for ref in check.unknown:
+                word = ref.rpartition(".")[2]
+                self.problem(case, spans, field, f"{field} reads {ref!r}, which {name} does not have ({_hint(word, columns)})",
+                             word=word)
+        elif check.status == "invalid":
+            self.problem(case, spans, field, f"{field} does not compile: {check.message}")
 
     def plan(self, case: EvalCase, spans: CaseSpans | None, name: str, schema: dict[str, list[str]]) -> None:
         if self.validator is not None:
@@ -178,7 +238,7 @@ def check_against_project(path: str | os.PathLike[str], config: Config) -> list[
     spans: dict[str, CaseSpans] = {}
     suite = parse_suite(text, shown, strict=False, spans=spans)
     with DatasourceRegistry.from_config(config) as registry:
-        checker = _Checker(shown, config, registry)
+        checker = _Checker(shown, config, registry, text)
         for case in suite.cases:
             if case.status is Status.APPROVED:
                 checker.case(case, spans.get(case.id))

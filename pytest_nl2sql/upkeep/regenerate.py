@@ -26,6 +26,7 @@ import attrs
 
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError
 from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.safetext import line_safe
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
 from pytest_nl2sql.suitefile.writer import RowsUpdate, SuiteEdit, open_suite
 
@@ -55,7 +56,7 @@ class RegenerateReport:
             f"{self.path}: regenerated {len(self.cases_written)} cases ({self.written} result sets), "
             f"{len(self.unchanged)} already up to date, {len(self.failed)} failed"
         ]
-        out += [f"  failed: case '{cid}': {why}" for cid, why in self.failed]
+        out += [f"  failed: case '{cid}': {line_safe(why)}" for cid, why in self.failed]  # database text: neutralised
         return out
 
     def __str__(self) -> str:
@@ -106,6 +107,7 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
     updates: dict[str, RowsUpdate] = {}
     failed: list[tuple[str, str]] = []
     unchanged: list[str] = []
+    unreachable: dict[str, str] = {}  # datasource -> the case that said it cannot be opened
     written = 0
     for case in suite.cases:
         if case.status is not Status.APPROVED or case.kind is Kind.ROUTING or case.sql is None:
@@ -121,6 +123,9 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
         except KeyError as exc:  # the registry's message names the known ones, with a did-you-mean
             failed.append((case.id, str(exc)))
             continue
+        if name in unreachable:  # said once, for the first case of the datasource
+            failed.append((case.id, f"datasource {name!r} cannot be opened (see case '{unreachable[name]}')"))
+            continue
         results = []
         why = None
         for label, sql in [("sql", case.sql), *((f"alt_sql[{i + 1}]", s) for i, s in enumerate(case.alt_sql))]:
@@ -128,6 +133,9 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
                 res = adapter.execute(sql)
             except QueryError as exc:
                 why = f"{label} failed: {exc.message}"
+                if exc.kind == "unreachable":
+                    unreachable[name] = case.id
+                    why = exc.message
                 break
             dupes = sorted({c for c in res.columns if list(res.columns).count(c) > 1})
             if dupes:

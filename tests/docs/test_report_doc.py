@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.plugin.report import wilson
+from pytest_nl2sql.reporting.report import wilson
 
 from .blocks import doc_text, named_block
 

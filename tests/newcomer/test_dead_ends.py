@@ -140,6 +140,9 @@ def test_feedback_list_shows_the_ids_rate_takes_and_export_defaults_to_thumbs_up
     assert "How many artists are there?" in text and "albums" not in text
 
 
+NO_ROWS = "approved and allowed for {}, but has no rows to compare with (a suite error): write them from the database with `pytest-nl2sql eval regenerate SUITE` (or pytest --nl2sql-regenerate)"
+
+
 def test_suite_check_with_the_project_names_every_wrong_name_at_its_line(project: Path) -> None:
     bad = project / "evals" / "bad.yaml"
     bad.write_bytes((Path(__file__).parent / "bad_names.yaml").read_bytes())
@@ -147,11 +150,17 @@ def test_suite_check_with_the_project_names_every_wrong_name_at_its_line(project
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [
         "evals/bad.yaml:5:16: case 'b1': unknown datasource 'chinok' in nl2sql.yaml (did you mean 'chinook'?)",
-        "evals/bad.yaml:7:12: case 'b1': unknown role 'superuser' in nl2sql.yaml (known: admin, analyst, viewer)",
+        "evals/bad.yaml:7:12: case 'b1': unknown role 'superuser' in nl2sql.yaml (known: admin, analyst, viewer); "
+        "add it to the roles of nl2sql.yaml or fix the case's outcome",
+        f"evals/bad.yaml:8:8: case 'b1': {NO_ROWS.format('superuser')}",
+        f"evals/bad.yaml:16:8: case 'b2': {NO_ROWS.format('admin')}",
         "evals/bad.yaml:14:11: case 'b2': unknown table 'Custmer' in chinook (did you mean 'Customer'?)",
         "evals/bad.yaml:15:12: case 'b2': unknown column Customer.Contry in chinook (did you mean 'Country'?)",
         "evals/bad.yaml:18:5: case 'b2': plan: unknown key 'groupby' (did you mean 'group_by'?)",
+        f"evals/bad.yaml:26:8: case 'b3': {NO_ROWS.format('admin')}",
         "evals/bad.yaml:28:5: case 'b3': plan reads names chinook does not have: Genre.Nmae (did you mean 'Name'?)",
+        # the gold SQL compiled against the schema: the misspelt column where it is written
+        "evals/bad.yaml:37:28: case 'b4': sql reads 'Contry', which chinook does not have (did you mean 'Country'?)",
     ]
     ok = _run([*CLI, "suite", "check", "evals/chinook.yaml"], project)
     assert ok.returncode == 0 and "checked against" in ok.stdout
@@ -185,6 +194,7 @@ def test_suite_plan_gives_the_chinook_suite_back_its_plans(project: Path) -> Non
     suite.write_text(bare)
     refused = _run([*PYTEST, "--nl2sql-suite", "evals/chinook.yaml"], project)
     assert refused.returncode == pytest.ExitCode.USAGE_ERROR and "cases without a plan" in refused.stderr
+    assert "pytest-nl2sql suite plan" in refused.stderr  # the command that fixes it
     proc = _run([*CLI, "suite", "plan", "evals/chinook.yaml"], project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "could not be planned" in proc.stdout and "0 could not be planned" in proc.stdout
@@ -271,3 +281,94 @@ def test_regenerate_suggests_the_datasource_a_misspelt_name_meant(project: Path)
     proc = _run([*CLI, "eval", "regenerate", str(suite)], project)
     assert proc.returncode == 1
     assert "failed: case 'one': unknown datasource 'chinok' (did you mean 'chinook'?" in proc.stdout
+
+
+SUITE_ERRORS = """\
+version: 1
+cases:
+- id: ok1
+  question: How many artists are there?
+  datasources: [chinook]
+  status: approved
+  outcome: {admin: allowed}
+  sql: SELECT COUNT(*) AS n FROM Artist
+  rows:
+  - {n: 275}
+  plan: {datasource: chinook, from: Artist, select: [{expr: {count: "*"}, alias: n}]}
+- id: norows
+  question: How many albums are there?
+  datasources: [chinook]
+  status: approved
+  outcome: {admin: allowed}
+  sql: SELECT COUNT(*) AS n FROM Album
+  plan: {datasource: chinook, from: Album, select: [{expr: {count: "*"}, alias: n}]}
+"""
+
+
+def test_an_approved_case_without_rows_is_a_suite_error_not_an_engine_failure(project: Path) -> None:
+    (project / "evals" / "errs.yaml").write_text(SUITE_ERRORS)
+    check = _run([*CLI, "suite", "check", "evals/errs.yaml"], project)
+    assert check.returncode == 1 and "case 'norows': approved and allowed for admin, but has no rows" in check.stderr
+    proc = _run([*PYTEST, "--nl2sql-suite", "evals/errs.yaml", "--nl2sql-out", "r.json", "-rA"], project)
+    assert proc.returncode == pytest.ExitCode.TESTS_FAILED
+    assert "1 passed, 1 error" in proc.stdout and "failed" not in proc.stdout.splitlines()[-1]
+    assert "suite error: " in proc.stdout and "errs.yaml:12:3: case 'norows'" in proc.stdout and "pytest-nl2sql eval regenerate" in proc.stdout
+    import json
+
+    data = json.loads((project / "r.json").read_text())
+    assert data["summary"]["errors"] == 1 and data["summary"]["accuracy"]["total"] == 1
+    assert data["summary"]["accuracy"]["accuracy"] == 1.0  # the suite's error is outside the figures
+
+
+def test_regenerate_with_failures_exits_non_zero_through_pytest_too(project: Path) -> None:
+    text = SUITE_ERRORS.replace("SELECT COUNT(*) AS n FROM Album", "SELECT COUNT(*) AS n FROM Albumm")
+    (project / "evals" / "errs.yaml").write_text(text)
+    cli = _run([*CLI, "eval", "regenerate", "evals/errs.yaml"], project)
+    assert cli.returncode == 1
+    proc = _run([*PYTEST, "--nl2sql-suite", "evals/errs.yaml", "--nl2sql-regenerate"], project)
+    assert proc.returncode != 0 and "1 failed" in proc.stdout
+
+
+def test_an_unknown_role_is_refused_by_every_door(project: Path) -> None:
+    (project / "evals" / "roles.yaml").write_text(SUITE_ERRORS.replace("outcome: {admin: allowed}\n  sql: SELECT COUNT(*) AS n FROM Artist",
+                                                                       "outcome: {admn: allowed}\n  sql: SELECT COUNT(*) AS n FROM Artist"))
+    want = "unknown role 'admn' in nl2sql.yaml (did you mean 'admin'?)"
+    for argv in (["suite", "check", "evals/roles.yaml"], ["eval", "regenerate", "evals/roles.yaml"], ["eval", "audit", "evals/roles.yaml"]):
+        proc = _run([*CLI, *argv], project)
+        assert proc.returncode == 1, (argv, proc.stdout, proc.stderr)
+        assert want in proc.stdout + proc.stderr, argv
+    proc = _run([*PYTEST, "--nl2sql-suite", "evals/roles.yaml"], project)
+    assert proc.returncode != 0 and "unknown role 'admn'" in proc.stdout + proc.stderr
+
+
+def test_a_dedented_key_names_the_line_before_too(project: Path) -> None:
+    (project / "evals" / "dedent.yaml").write_text(
+        "version: 1\ncases:\n- id: c1\n  question: Which?\n  datasources: [chinook]\n  status: approved\n"
+        "origin: hand\n  outcome: {admin: allowed}\n  sql: SELECT 1\n"
+    )
+    proc = _run([*CLI, "suite", "check", "evals/dedent.yaml"], project)
+    assert proc.returncode == 1
+    assert "evals/dedent.yaml:8:10: YAML syntax error" in proc.stderr
+    assert "check the indentation of line 7 and line 8" in proc.stderr  # line 7 is the dedented key
+
+
+def test_the_summary_says_all_items_and_answer_cases_apart(project: Path) -> None:
+    proc = _run([*PYTEST, "--nl2sql-suite", "evals/chinook.yaml", "-q"], project)
+    assert proc.returncode == 0
+    lines = {ln.split("  ")[1].strip(): ln for ln in proc.stdout.splitlines() if ln.startswith("  accuracy (")}
+    assert set(lines) == {"accuracy (all items)", "accuracy (answer cases)"}
+    all_total = int(lines["accuracy (all items)"].split("/")[1].split(",")[0])
+    answer_total = int(lines["accuracy (answer cases)"].split("/")[1].split(",")[0])
+    assert answer_total < all_total  # refusals and unanswerable items are not answer cases
+
+
+def test_a_datasource_that_cannot_be_opened_is_said_once(project: Path) -> None:
+    config = project / "nl2sql.yaml"
+    config.write_text(config.read_text().replace("sqlite:///data/chinook.sqlite", "sqlite:///data/missing.sqlite"))
+    (project / "evals" / "errs.yaml").write_text(SUITE_ERRORS)
+    for argv in (["eval", "regenerate", "evals/errs.yaml"], ["eval", "audit", "evals/errs.yaml"]):
+        proc = _run([*CLI, *argv], project)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 1, argv
+        assert out.count("missing.sqlite does not exist") == 1, out  # the reason once, at the first case
+        assert "cannot be opened (see case 'ok1')" in out

@@ -157,7 +157,7 @@ def test_the_short_summary_line_carries_the_reason(pytester: pytest.Pytester, pr
 
 
 def test_the_shipped_routing_baseline_gates_only_mode_retrieval() -> None:
-    from pytest_nl2sql.plugin.baseline import Baseline
+    from pytest_nl2sql.reporting.baseline import Baseline
 
     shipped = Path(__file__).resolve().parents[2] / "suites" / "routing.baseline.json"
     b = Baseline.load(shipped)

@@ -81,7 +81,8 @@ def test_mode_plans_names_cases_without_plans(pytester: pytest.Pytester, project
     (project / "evals" / "routing.yaml").write_text(ROUTING_SUITE)
     result = pytester.runpytest("--nl2sql-suite", "evals/routing.yaml", "--nl2sql-mode", "plans")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*routing.yaml has cases without a plan (route_001, route_002, route_003)*"])
+    result.stderr.fnmatch_lines(["*routing.yaml has cases without a plan (route_001, route_002, route_003); "
+                                 "routing cases have no plan: run them with --nl2sql-mode retrieval*"])
 
 
 def test_suites_default_to_what_evals_yaml_names(pytester: pytest.Pytester, project: Path) -> None:

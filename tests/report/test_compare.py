@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.cli import main
-from pytest_nl2sql.plugin.compare import compare_reports
-from pytest_nl2sql.plugin.stats import mcnemar_exact, paired_bootstrap_ci
+from pytest_nl2sql.reporting.compare import compare_reports
+from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
 from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 
@@ -55,6 +55,29 @@ def test_flips_deltas_and_what_is_not_compared() -> None:
     assert c.exit_code(max_p=0.05) == 0  # 1 regressed vs 2 fixed is no evidence of a drop (p = 1)
 
 
+def _break_the_plan(project: Path) -> None:
+    suite = project / "evals" / "mini.yaml"
+    text = suite.read_text()
+    assert "{expr: {count: t.TrackId}, alias: tracks}" in text
+    suite.write_text(text.replace("{expr: {count: t.TrackId}, alias: tracks}", "{expr: {max: t.TrackId}, alias: tracks}"))
+
+
+def test_a_changed_case_is_listed_apart_not_as_a_regression(pytester: pytest.Pytester, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _run(pytester, "base.json")
+    update_rows(project / "evals" / "mini.yaml", {"mini_002": RowsUpdate([{"x": 1}])})  # the gold changed
+    suite = project / "evals" / "mini.yaml"
+    suite.write_text(suite.read_text().replace("outcome: {admin: allowed, viewer: allowed}\n  tables: [Track, MediaType]",
+                                               "outcome: {admin: allowed, viewer: refused}\n  tables: [Track, MediaType]"))
+    new = _run(pytester, "new.json")
+    capsys.readouterr()
+    assert main(["report", "compare", str(base), str(new)]) == 0  # nothing the engine did
+    out = capsys.readouterr().out
+    assert "0 regressed, 0 fixed, 2 case changed (not compared)" in out
+    assert "case changed: evals/mini.yaml::mini_002[admin] (gold changed)" in out
+    assert "case changed: evals/mini.yaml::mini_002[viewer] (expected allowed -> refused)" in out
+    assert "regressed:" not in out
+
+
 def _run(pytester: pytest.Pytester, out: str) -> Path:
     pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--nl2sql-out", out)
     return pytester.path / out
@@ -62,7 +85,7 @@ def _run(pytester: pytest.Pytester, out: str) -> Path:
 
 def test_nl2sql_report_compare_and_the_pytest_option(pytester: pytest.Pytester, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = _run(pytester, "base.json")
-    update_rows(project / "evals" / "mini.yaml", {"mini_002": RowsUpdate([{"x": 1}])})
+    _break_the_plan(project)  # the engine now answers mini_002 wrongly; its case is unchanged
     new = _run(pytester, "new.json")
     capsys.readouterr()
     assert main(["report", "compare", str(base), str(new)]) == 1

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_nl2sql.plugin.html_report import render_html
+from pytest_nl2sql.reporting.html_report import render_html
 from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 ARTIFACTS = Path(__file__).resolve().parent / ".artifacts"
@@ -71,6 +71,24 @@ def test_the_page_works_in_headless_chromium(pytester: pytest.Pytester, project:
         errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
         assert errors == [], errors
 
+        # the failures come first: count, links to the items, the worst breakdowns
+        ARTIFACTS.mkdir(exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / "html_report_top.png"))
+        failures = driver.find_element(By.ID, "failures")
+        assert failures.location["y"] < 200 and failures.is_displayed()
+        assert failures.find_element(By.TAG_NAME, "h2").text == "2 failed of 7 items"
+        links = failures.find_elements(By.CSS_SELECTOR, "ol a")
+        assert [a.text for a in links] == ["evals/mini.yaml::mini_001[admin]", "evals/mini.yaml::mini_001[analyst]"]
+        assert "worst breakdowns" in failures.text
+        # colour by distance from the goal: a bar short of 100% is not drawn like a full one
+        colours: dict[str, str] = {}
+        for b in driver.find_elements(By.CSS_SELECTOR, "#breakdowns .bar"):  # the first: accuracy (routing repeats names)
+            name = b.find_element(By.XPATH, "./preceding-sibling::div[1]").text
+            colours.setdefault(name, b.find_element(By.TAG_NAME, "i").value_of_css_property("background-color"))
+        full = {c for name, c in colours.items() if name == "join"}  # mini_002: all passed
+        part = {c for name, c in colours.items() if name == "customers"}  # mini_001: 1 of 3 passed
+        assert full and part and full.isdisjoint(part), colours
+
         def shown() -> list[str]:
             return [r.get_attribute("data-verdict") for r in driver.find_elements(By.CSS_SELECTOR, "#items tbody tr.item") if r.is_displayed()]
 
@@ -98,14 +116,17 @@ def test_the_page_works_in_headless_chromium(pytester: pytest.Pytester, project:
         assert not diff.is_displayed()
         row.find_element(By.CSS_SELECTOR, "details > summary").click()
         assert diff.is_displayed()
-        assert "999" in row.find_element(By.CSS_SELECTOR, ".diff .missing").text
+        assert "999" in row.find_element(By.CSS_SELECTOR, ".diff .unexpected").text or "999" in row.find_element(By.CSS_SELECTOR, ".diff").text
+        cells = row.find_elements(By.CSS_SELECTOR, ".diff table.rowdiff tr")
+        assert cells and all(c.value_of_css_property("white-space") == "pre" for c in row.find_elements(By.CSS_SELECTOR, ".diff td"))
         assert row.find_element(By.CSS_SELECTOR, ".gold-sql").is_displayed()
         assert row.find_element(By.CSS_SELECTOR, ".generated-sql").is_displayed()
         assert "How many customers" in row.text
         assert driver.find_element(By.ID, "confusion").is_displayed()
         assert driver.find_element(By.ID, "breakdowns").is_displayed()
         ARTIFACTS.mkdir(exist_ok=True)
-        driver.save_screenshot(str(ARTIFACTS / "html_report.png"))
+        driver.execute_script("arguments[0].scrollIntoView()", row)
+        driver.save_screenshot(str(ARTIFACTS / "html_report.png"))  # a failure opened: SQL and row diff
         assert [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")] == []
     finally:
         driver.quit()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.cli import main
-from pytest_nl2sql.plugin.shards import shard_of
+from pytest_nl2sql.reporting.shards import shard_of
 from pytest_nl2sql.suitefile.writer import RowsUpdate, update_rows
 
 # figures that measure the machine, not the engine: they differ between any two runs

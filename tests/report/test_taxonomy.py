@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_nl2sql.plugin.taxonomy import bird_set_match, classify, spider_result_eq
+from pytest_nl2sql.reporting.taxonomy import bird_set_match, classify, spider_result_eq
 
 GOLD = [("USA", 13), ("Canada", 8), ("Brazil", 5)]
 

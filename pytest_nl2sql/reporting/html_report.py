@@ -11,12 +11,15 @@ row diff, with its baseline state (known, fixed, new) and flakiness.
 
 from __future__ import annotations
 
+import difflib
 import html
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_nl2sql.plugin.outcomes import ACTUAL
+from pytest_nl2sql.reporting.outcomes import ACTUAL
+from pytest_nl2sql.safetext import shown
 from pytest_nl2sql.suitefile.lock import write_atomic
 
 __all__ = ["render_html", "write_html"]
@@ -35,6 +38,17 @@ th{background:#f6f8fa}td.n{text-align:right}.v-failed{color:#cf222e;font-weight:
 .filters{display:flex;gap:.6rem;flex-wrap:wrap;margin:.5rem 0}pre{background:#f6f8fa;padding:.4rem;margin:.2rem 0;white-space:pre-wrap}
 .diff .missing{color:#cf222e}.diff .unexpected{color:#9a6700}.tag{background:#ddf4ff;border-radius:3px;padding:0 .3rem;margin-right:.2rem;font-size:.8rem}
 .hidden{display:none}
+.good{--c:#1a7f37}.warn{--c:#9a6700}.bad{--c:#cf222e}.card.good,.card.warn,.card.bad{border-left:6px solid var(--c)}
+.card.good b,.card.warn b,.card.bad b{color:var(--c)}.bar i.good,.bar i.warn,.bar i.bad{background:var(--c)}
+#failures{border:2px solid #cf222e;border-radius:6px;padding:.5rem 1rem;margin:.8rem 0;background:#fff8f8}
+#failures h2{border:0;margin:.2rem 0;color:#cf222e}#failures.none{border-color:#1a7f37;background:#f6fff8}#failures.none h2{color:#1a7f37}
+#failures ol{margin:.3rem 0;columns:2}#failures li{font-family:ui-monospace,monospace;font-size:.85rem}
+td.failure{min-width:38rem;max-width:70vw}.scroll{overflow-x:auto;max-width:70vw}
+pre.sql{white-space:pre;overflow-x:auto;font-size:.85rem}pre.sql del{background:#ffebe9;color:#82071e;text-decoration:none}
+pre.sql ins{background:#dafbe1;color:#116329;text-decoration:none}
+table.rowdiff td{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre}table.rowdiff tr.missing td{background:#ffebe9}
+table.rowdiff tr.unexpected td{background:#fff8c5}table.rowdiff td.sign{font-weight:700}
+tr.item:target{outline:3px solid #0969da}
 """
 
 _JS = """
@@ -66,12 +80,23 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:.1%}"
 
 
+#: How far from the goal (every item right, no leak) a figure is drawn: green at or past GOOD,
+#: amber at or past WARN, red below. A leak rate is judged as 1 - rate (any leak is red).
+GOOD, WARN = 0.95, 0.80
+
+
+def _grade(accuracy: float | None) -> str:
+    if accuracy is None:
+        return ""
+    return "good" if accuracy >= GOOD else ("warn" if accuracy >= WARN else "bad")
+
+
 def _card(title: str, stat: Mapping[str, Any] | None) -> str:
     if not stat or not stat.get("total"):
         return ""
     lo, hi = stat["ci95"]
     return (
-        f'<div class="card"><span>{_e(title)}</span><b>{_pct(stat["accuracy"])}</b>'
+        f'<div class="card {_grade(stat["accuracy"])}"><span>{_e(title)}</span><b>{_pct(stat["accuracy"])}</b>'
         f'<span>{stat["passed"]}/{stat["total"]}, 95% CI {lo:.1%}-{hi:.1%}</span></div>'
     )
 
@@ -86,7 +111,7 @@ def _bars(title: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
         lo, hi = st["ci95"]
         rows.append(
             f"<div>{_e(name)}</div>"
-            f'<div class="bar" title="95% CI {lo:.1%}-{hi:.1%}"><i style="width:{st["accuracy"] * 100:.1f}%"></i>'
+            f'<div class="bar" title="95% CI {lo:.1%}-{hi:.1%}"><i class="{_grade(st["accuracy"])}" style="width:{st["accuracy"] * 100:.1f}%"></i>'
             f'<s style="left:{lo * 100:.1f}%;width:{max(0.0, hi - lo) * 100:.1f}%"></s></div>'
             f'<div>{_pct(st["accuracy"])} ({st["passed"]}/{st["total"]}, CI {lo:.0%}-{hi:.0%})</div>'
         )
@@ -103,8 +128,28 @@ def _matrix(title: str, matrix: Mapping[str, Mapping[str, int]]) -> str:
     return f'<h3>{_e(title)}</h3><table class="confusion"><tr><th>expected \\ got</th>{head}</tr>{body}</table>'
 
 
-def _rows_html(rows: Sequence[Sequence[Any]], cls: str) -> str:
-    return "".join(f'<div class="{cls}">{"-" if cls == "missing" else "+"} {_e(", ".join(repr(v) for v in r))}</div>' for r in rows)
+_TOKEN = re.compile(r"\s+|[A-Za-z_][\w$]*|\d+(?:\.\d+)?|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|.", re.S)
+#: SQL longer than this (in tokens) is shown without a word diff (the diff is quadratic at worst).
+_DIFF_MAX_TOKENS = 2000
+
+
+def _sql_diff(gold: str, answer: str) -> tuple[str, str]:
+    """Both SQLs, escaped, with the words only one of them has marked (``del`` / ``ins``)."""
+    a, b = _TOKEN.findall(gold), _TOKEN.findall(answer)
+    if len(a) + len(b) > _DIFF_MAX_TOKENS:
+        return _e(gold), _e(answer)
+    left, right = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        x, y = _e("".join(a[i1:i2])), _e("".join(b[j1:j2]))
+        if op == "equal":
+            left.append(x)
+            right.append(y)
+            continue
+        if x:
+            left.append(f"<del>{x}</del>")
+        if y:
+            right.append(f"<ins>{y}</ins>")
+    return "".join(left), "".join(right)
 
 
 def _detail(rec: Mapping[str, Any]) -> str:
@@ -112,23 +157,30 @@ def _detail(rec: Mapping[str, Any]) -> str:
     for name, s in (rec.get("scores") or {}).items():
         mark = "FAILED" if s.get("passed") is False else ("ok" if s.get("passed") else "info")
         parts.append(f"<div>{mark} <b>{_e(name)}</b>{': ' + _e(s.get('detail')) if s.get('detail') else ''}</div>")
-    if rec.get("gold_sql"):
-        parts.append(f'<p><b>gold SQL</b></p><pre class="gold-sql">{_e(rec["gold_sql"])}</pre>')
-    if rec.get("sql"):
-        parts.append(f'<p><b>generated SQL</b></p><pre class="generated-sql">{_e(rec["sql"])}</pre>')
+    if rec.get("gold_sql") and rec.get("sql"):
+        gold, answer = _sql_diff(str(rec["gold_sql"]), str(rec["sql"]))
+        parts.append('<p><b>SQL diff</b> (<del>only in the gold</del>, <ins>only in the answer</ins>)</p>'
+                     f'<p>gold SQL</p><pre class="sql gold-sql">{gold}</pre><p>generated SQL</p><pre class="sql generated-sql">{answer}</pre>')
+    elif rec.get("gold_sql"):
+        parts.append(f'<p><b>gold SQL</b></p><pre class="sql gold-sql">{_e(rec["gold_sql"])}</pre>')
+    elif rec.get("sql"):
+        parts.append(f'<p><b>generated SQL</b></p><pre class="sql generated-sql">{_e(rec["sql"])}</pre>')
     diff = rec.get("row_diff")
     if diff:
+        rows = [("missing", "-", r) for r in diff.get("missing") or []] + [("unexpected", "+", r) for r in diff.get("unexpected") or []]
+        body = "".join(
+            f'<tr class="{cls}"><td class="sign">{sign}</td>' + "".join(f"<td>{_e(shown(v))}</td>" for v in row) + "</tr>"
+            for cls, sign, row in rows
+        )
         parts.append(
             '<div class="diff"><p><b>row diff</b> (first 10; - missing, + unexpected)</p>'
-            + _rows_html(diff.get("missing") or [], "missing")
-            + _rows_html(diff.get("unexpected") or [], "unexpected")
-            + "</div>"
+            f'<div class="scroll"><table class="rowdiff">{body}</table></div></div>'
         )
     tax = rec.get("taxonomy")
     if tax:
         parts.append(
             f'<p class="taxonomy"><b>kind of miss:</b> {_e(", ".join(tax.get("kinds") or []))}; '
-            f'BIRD set rule: {"pass" if tax.get("bird_set") else "fail"}, Spider rule: {"pass" if tax.get("spider") else "fail"}</p>'
+            f'BIRD set rule: {"pass" if tax.get("bird_set") else "fail"}, Spider rule: {_verdict(tax.get("spider"), tax.get("not_computed"))}</p>'
         )
     if rec.get("baseline_reason"):
         parts.append(f"<p><b>baseline:</b> {_e(rec.get('baseline'))}: {_e(rec['baseline_reason'])}</p>")
@@ -137,7 +189,13 @@ def _detail(rec: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def _item_row(rec: Mapping[str, Any]) -> str:
+def _verdict(value: Any, why: Any) -> str:
+    if value is None:
+        return _e(str(why or "not computed").removeprefix("spider: "))
+    return "pass" if value else "fail"
+
+
+def _item_row(rec: Mapping[str, Any], index: int) -> str:
     verdict = rec.get("verdict") or ""
     failed = ", ".join(rec.get("failed_scores") or [])
     tags = " ".join(str(t) for t in rec.get("tags") or [])
@@ -146,13 +204,45 @@ def _item_row(rec: Mapping[str, Any]) -> str:
     failing = verdict in ("failed", "xfailed") or bool(rec.get("failed_scores"))
     detail = f"<details><summary>{_e(failed or 'details')}</summary>{_detail(rec)}</details>" if failing else _e(failed)
     return (
-        f'<tr class="item" data-verdict="{_e(verdict)}" data-role="{_e(rec.get("role"))}" data-tags="{_e(tags)}" data-text="{_e(text)}">'
+        f'<tr class="item" id="item-{index}" data-verdict="{_e(verdict)}" data-role="{_e(rec.get("role"))}" data-tags="{_e(tags)}" data-text="{_e(text)}">'
         f"<td>{_e(rec.get('nodeid'))}</td><td class=\"v-{_e(verdict)}\">{_e(verdict)}</td><td>{_e(rec.get('role'))}</td>"
         f"<td>{_e(rec.get('expected'))}</td><td>{_e(rec.get('status'))}</td>"
         f"<td>{''.join(f'<span class=tag>{_e(t)}</span>' for t in rec.get('tags') or [])}</td>"
         f"<td>{_e(rec.get('baseline') or '')}</td><td>{flaky}</td>"
         f'<td class="n">{float(rec.get("cost_usd") or 0):.4f}</td><td class="n">{float(rec.get("latency_s") or 0):.3f}</td>'
         f'<td class="failure">{detail}</td></tr>'
+    )
+
+
+#: The failures summary links at most this many failing items (the table below has them all).
+_LINKS = 30
+
+
+def _failures(items: Sequence[Mapping[str, Any]], s: Mapping[str, Any]) -> str:
+    """The first thing on the page: how many items failed, links to them, the worst groups."""
+    failing = [(i, r) for i, r in enumerate(items) if r.get("verdict") == "failed"]
+    errors = sum(1 for r in items if r.get("verdict") == "error")
+    if not failing and not errors:
+        return f'<div id="failures" class="none"><h2>No failures</h2><p>{len(items)} items, none failed.</p></div>'
+    links = "".join(
+        f'<li><a href="#item-{i}">{_e(r.get("nodeid"))}</a> -- {_e(", ".join(r.get("failed_scores") or []) or r.get("status") or "failed")}</li>'
+        for i, r in failing[:_LINKS]
+    )
+    more = f"<p>and {len(failing) - _LINKS} more (filter the table by verdict)</p>" if len(failing) > _LINKS else ""
+    groups = []
+    for key in ("by_tag", "by_role", "by_datasource", "by_difficulty", "by_outcome"):
+        for name, st in (s.get(key) or {}).items():
+            if st.get("total") and st.get("accuracy") is not None and st["accuracy"] < 1.0:
+                groups.append((st["accuracy"], f"{key[3:]} {name}", st))
+    worst = "".join(
+        f'<li class="{_grade(acc)}">{_e(label)}: <b style="color:var(--c)">{_pct(acc)}</b> ({st["passed"]}/{st["total"]})</li>'
+        for acc, label, st in sorted(groups, key=lambda g: (g[0], g[1]))[:5]
+    )
+    said = f"{len(failing)} failed" + (f", {errors} suite errors" if errors else "")
+    return (
+        f'<div id="failures"><h2>{said} of {len(items)} items</h2><ol>{links}</ol>{more}'
+        + (f"<p><b>worst breakdowns</b></p><ul>{worst}</ul>" if worst else "")
+        + "</div>"
     )
 
 
@@ -166,13 +256,14 @@ def render_html(report: Mapping[str, Any]) -> str:
     title = f"pytest-nl2sql: {', '.join(run.get('suites') or [])} ({run.get('mode')} mode)"
     leak = s.get("leak") or {}
     cards = [
-        _card("accuracy (answer cases)", s.get("accuracy")),
+        _card("accuracy (all items)", s.get("accuracy")),
+        _card("accuracy (answer cases: expected to answer)", (s.get("by_outcome") or {}).get("allowed")),
         _card("execution accuracy", s.get("execution_accuracy")),
         _card("routing accuracy", s.get("routing_accuracy")),
     ]
     if leak.get("should_refuse"):
         cards.append(
-            f'<div class="card"><span>leak rate (answered, should be refused)</span><b>{_pct(leak["rate"])}</b>'
+            f'<div class="card {"good" if not leak["leaked"] else "bad"}"><span>leak rate (answered, should be refused)</span><b>{_pct(leak["rate"])}</b>'
             f'<span>{leak["leaked"]}/{leak["should_refuse"]}, 95% upper bound {leak["upper95"]:.1%}</span></div>'
         )
     cost = f"${float(s.get('cost_usd') or 0):.4f}"
@@ -180,7 +271,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     if s.get("latency_p50_s") is not None:
         latency = f", latency p50 {s['latency_p50_s']:.3f} s, p95 {s['latency_p95_s']:.3f} s"
     cards.append(f'<div class="card"><span>cost and latency</span><b>{cost}</b><span>{_e(s.get("llm_calls") or 0)} LLM calls{_e(latency)}</span></div>')
-    sections = [f'<div class="cards" id="summary">{"".join(cards)}</div>']
+    sections = [_failures(items, s), f'<div class="cards" id="summary">{"".join(cards)}</div>']
     checked = ", ".join(s.get("checked") or [])
     bars = "".join(_bars(f"accuracy per {k[3:]} (answer items; checked: {checked})", s.get(k) or {}) for k in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"))
     bars += "".join(_bars(f"routing per {g}", s.get(f"routing_by_{g}") or {}) for g in ("tag", "difficulty", "role", "datasource"))
@@ -208,7 +299,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         f'<label>role <select id="filter-role">{_options(roles)}</select></label>'
         f'<label>tag <select id="filter-tag">{_options(tags)}</select></label>'
         f'<span><span id="shown-count">{len(items)}</span> of {len(items)} items shown</span></div>'
-        f'<table id="items"><thead><tr>{head}</tr></thead><tbody>{"".join(_item_row(r) for r in items)}</tbody></table>'
+        f'<table id="items"><thead><tr>{head}</tr></thead><tbody>{"".join(_item_row(r, i) for i, r in enumerate(items))}</tbody></table>'
     )
     sections.append(f"<h2>Items</h2>{table}")
     meta = (

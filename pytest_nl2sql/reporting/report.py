@@ -7,23 +7,35 @@ docs/report.md (``"schema": "pytest-nl2sql/report", "version": 1``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
-from pytest_nl2sql.plugin import accounting, breakdowns, failfast, repeats
-from pytest_nl2sql.plugin.intervals import wilson
+from pytest_nl2sql.reporting import breakdowns, figures, repeats
+from pytest_nl2sql.reporting.intervals import wilson
+from pytest_nl2sql.safetext import line_safe, md_cell, one_line, plain, shown
 
 if TYPE_CHECKING:
     from pytest_nl2sql.engine.protocol import Answer, RouteResult
-    from pytest_nl2sql.plugin.collect import CaseItem
     from pytest_nl2sql.scoring.scorers import Score
+    from pytest_nl2sql.suitefile.model import EvalCase, Outcome
 
 __all__ = ["RunReport", "failure_reason", "failure_text", "make_record", "record_reason", "short_repr", "wilson"]
+
+class CaseItem(Protocol):
+    """What a report needs of an item (the plugin's ``CaseItem``): one case asked as one role."""
+
+    nodeid: str
+    path: Path
+    case: EvalCase
+    role: str
+    expected: Outcome
+
 
 REPORT_SCHEMA = "pytest-nl2sql/report"
 REPORT_VERSION = 1
@@ -63,11 +75,31 @@ def make_record(
         "cost_usd": answer.cost_usd if answer is not None else 0.0,
         "latency_s": round(latency, 6),
         "error": (answer.error if answer is not None else None),
+        "message": (answer.message or None) if answer is not None else None,
+        "code": answer.code if answer is not None else None,
         "skipped": skipped,
         "question": case.question,
         "row_diff": _row_diff(scores),
+        "gold_digest": _gold_digest(case, item.role),
         **_test_suite_record(scores),
     }
+
+
+def _gold_digest(case: Any, role: str) -> str:
+    """What the item is judged against -- its expected outcome, gold SQL and rows -- hashed:
+    ``report compare`` lists an item whose digest changed as "case changed", not as a flip."""
+    def rows(rs: Any) -> Any:
+        return None if rs is None else [[plain(v) for v in (r.values() if isinstance(r, Mapping) else r)] for r in rs]
+
+    expected = case.outcome.get(role) if isinstance(getattr(case, "outcome", None), Mapping) else None
+    content = {
+        "expected": getattr(expected, "value", expected),
+        "sql": case.sql,
+        "rows": rows(case.rows),
+        "alt_sql": list(getattr(case, "alt_sql", ()) or ()),
+        "alt_rows": [rows(r) for r in getattr(case, "alt_rows", ()) or ()],
+    }
+    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _test_suite_record(scores: Sequence[Score]) -> dict[str, Any]:
@@ -96,20 +128,16 @@ def test_suite_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _plain(v: Any) -> Any:
-    return v if v is None or isinstance(v, (bool, int, float, str)) else str(v)
-
-
 def _row_diff(scores: Sequence[Score]) -> dict[str, list[list[Any]]] | None:
     """The first 10 missing and unexpected rows of a failed result_match (plain values)."""
     for s in scores:
         if s.name == "result_match" and s.passed is False and (s.data.get("missing") or s.data.get("unexpected")):
-            return {k: [[_plain(v) for v in row] for row in (s.data.get(k) or [])[:10]] for k in ("missing", "unexpected")}
+            return {k: [[plain(v) for v in row] for row in (s.data.get(k) or [])[:10]] for k in ("missing", "unexpected")}
     return None
 
 
 def _fmt_rows(rows: Iterable[Sequence[Any]]) -> list[str]:
-    return ["    " + ", ".join(repr(v) for v in r) for r in rows]
+    return ["    " + ", ".join(shown(v) for v in r) for r in rows]
 
 
 def failure_reason(scores: Sequence[Score], answer: Answer | None = None, limit: int = 200) -> str:
@@ -117,8 +145,7 @@ def failure_reason(scores: Sequence[Score], answer: Answer | None = None, limit:
     parts = [f"{s.name}: {s.detail}" if s.detail else s.name for s in scores if s.gating and s.passed is False]
     if not parts and answer is not None and answer.error:
         parts = [f"engine: {answer.error}"]
-    text = "; ".join(parts) or "failed"
-    text = " ".join(text.split())  # one line, whatever the details held
+    text = one_line("; ".join(parts) or "failed")  # one line, whatever the details held, neutralised
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -159,7 +186,7 @@ def failure_text(item: CaseItem, mode: str, answer: Answer | None, route: RouteR
                 lines.extend(_fmt_rows(s.data["unexpected"][:10]))
     if answer is not None and answer.error:
         lines.append(f"  engine error: {answer.error}")
-    return "\n".join(lines)
+    return line_safe("\n".join(lines))  # database, engine and suite text: no control character, no '::' line
 
 
 def short_repr(item: CaseItem, text: str, reason: str | None = None) -> Any:
@@ -181,7 +208,7 @@ def record_reason(record: dict[str, Any], limit: int = 200) -> str:
         for name, s in (record.get("scores") or {}).items()
         if s.get("gating") and s.get("passed") is False
     ]
-    text = " ".join(("; ".join(parts) or record.get("error") or "failed").split())
+    text = one_line("; ".join(parts) or record.get("error") or "failed")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -202,7 +229,7 @@ class RunReport:
     _stat = staticmethod(breakdowns.stat)
 
     def summary(self) -> dict[str, Any]:
-        ran = [r for r in self.records if r.get("verdict") not in ("skipped",)]
+        ran = [r for r in self.records if r.get("verdict") not in ("skipped", "error")]  # error: the suite's
         answer = [r for r in ran if r["kind"] == "answer"]
         out: dict[str, Any] = {
             "items": len(self.records),
@@ -211,6 +238,7 @@ class RunReport:
             "passed": sum(1 for r in ran if _passed(r)),
             "failed": sum(1 for r in ran if r.get("verdict") == "failed"),
             "xfailed": sum(1 for r in ran if r.get("verdict") == "xfailed"),
+            "errors": sum(1 for r in self.records if r.get("verdict") == "error"),
             "accuracy": self._stat([_passed(r) for r in answer]),
         }
         em = [r["scores"]["result_match"]["passed"] for r in answer if "result_match" in r["scores"]]
@@ -227,9 +255,9 @@ class RunReport:
         out["by_outcome"] = self._group("expected", [r for r in answer if "outcome" in r["scores"]])
         out["cost_usd"] = round(sum(r.get("cost_usd") or 0.0 for r in self.records), 6)
         out.update(breakdowns.summary_figures(self.records))  # checked, routing per group, confusion, leak, taxonomy
-        out.update(accounting.summary_figures(self.records, out["passed"], self.meta.get("mode")))  # tokens, latency, cache
+        out.update(figures.usage_figures(self.records, out["passed"], self.meta.get("mode")))  # tokens, latency, cache
         out.update(repeats.summary_figures(self.records, int(self.meta.get("repeat") or 1)))  # pass@k, pass^k, flaky
-        out.update(failfast.summary_figures(self.records))  # not_asked
+        out.update(figures.not_asked_figures(self.records))  # not_asked
         out.update(test_suite_summary(self.records))  # --nl2sql-test-suite
         return out
 
@@ -251,6 +279,7 @@ class RunReport:
     # -- text --------------------------------------------------------------------------
     @staticmethod
     def _line(name: str, stat: dict[str, Any]) -> str:
+        name = one_line(name)
         if not stat["total"]:
             return f"  {name:<28} -"
         lo, hi = stat["ci95"]
@@ -263,8 +292,13 @@ class RunReport:
             f"mode {meta.get('mode')}; {s['items']} items, {s['passed']} passed, {s['failed']} failed, "
             f"{s['xfailed']} known failures (baseline), {s['skipped']} skipped; cost ${s['cost_usd']:.4f}",
         ]
+        if s.get("errors"):
+            out.append(f"  {s['errors']} items are suite errors (not scored, not counted): fix the suite (pytest-nl2sql suite check)")
         if s["accuracy"]["total"]:
-            out.append(self._line("accuracy (answer cases)", s["accuracy"]))
+            out.append(self._line("accuracy (all items)", s["accuracy"]))
+        allowed = (s.get("by_outcome") or {}).get("allowed")
+        if allowed and allowed["total"] and allowed["total"] != s["accuracy"]["total"]:
+            out.append(self._line("accuracy (answer cases)", allowed))  # the items expected to answer
         if s["execution_accuracy"]["total"]:
             out.append(self._line("execution accuracy", s["execution_accuracy"]))
         if s["routing_accuracy"]["total"]:
@@ -296,9 +330,9 @@ class RunReport:
                 out.append(f" {title} (answer items; checked: {', '.join(checks)}):")
                 out.extend(self._line(k, v) for k, v in s[key].items())
         out.extend(breakdowns.summary_lines(s))
-        out.extend(accounting.summary_lines(s))
+        out.extend(figures.usage_lines(s))
         out.extend(repeats.summary_lines(s, self.records))
-        out.extend(failfast.summary_lines(self.records))
+        out.extend(figures.not_asked_lines(self.records))
         for label in ("fixed",):
             items = meta.get(label) or []
             if items:
@@ -321,9 +355,9 @@ class RunReport:
             rows.append(f"| leak rate (answered, should be refused) | {leak['rate']:.1%} | {leak['leaked']}/{leak['should_refuse']} | upper {leak['upper95']:.1%} |")
         for key in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"):
             for k, v in s[key].items():
-                row(f"{key[3:]}: {k}", v)
+                row(f"{key[3:]}: {md_cell(k)}", v)  # tags, roles, datasources come from the suite
         for name, st in breakdowns.markdown_rows(s):
-            row(name, st)
+            row(md_cell(name), st)
         head = f"### pytest-nl2sql ({self.meta.get('mode')} mode)\n\n{s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures, cost ${s['cost_usd']:.4f}\n\n"
         return head + "\n".join(rows) + "\n"
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pytest_nl2sql.plugin.intervals import wilson
+from pytest_nl2sql.reporting.intervals import wilson
 
 __all__ = ["ACTUAL", "EXPECTED", "confusion", "leak_gate", "leak_rate"]
 

@@ -5,7 +5,7 @@ case runs in the same shard, the shard of a case depends on nothing but its own 
 case elsewhere moves no other case), and the shares are balanced in expectation (each case is
 equally likely to land in any shard). Items that are not nl2sql cases are left alone.
 
-``merge_reports`` joins shard reports into one whose items, verdicts and summary are those of
+(``plugin.collect.select_shard`` deselects the other shards' items.) ``merge_reports`` joins shard reports into one whose items, verdicts and summary are those of
 a single run over the same cases (the summary is recomputed from the merged items).
 """
 
@@ -15,12 +15,10 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pytest
-
 from pytest_nl2sql.errors import Nl2sqlError
-from pytest_nl2sql.plugin.report import REPORT_SCHEMA, REPORT_VERSION, RunReport
+from pytest_nl2sql.reporting.report import REPORT_SCHEMA, REPORT_VERSION, RunReport
 
-__all__ = ["MergeError", "merge_reports", "select_shard", "shard_of"]
+__all__ = ["MergeError", "merge_reports", "shard_of"]
 
 
 class MergeError(Nl2sqlError):
@@ -31,23 +29,6 @@ def shard_of(suite_name: str, case_id: str, count: int) -> int:
     """The 1-based shard of a case."""
     digest = hashlib.sha256(f"{suite_name}::{case_id}".encode()).digest()
     return 1 + int.from_bytes(digest[:8], "big") % count
-
-
-def select_shard(config: pytest.Config, items: list[pytest.Item], shard: tuple[int, int]) -> None:
-    """Deselect the cases of other shards (as ``-k`` does: pytest counts them as deselected)."""
-    index, count = shard
-    keep, drop = [], []
-    for item in items:
-        case = getattr(item, "case", None)
-        if case is None or not hasattr(item, "role"):
-            keep.append(item)
-        elif shard_of(item.path.name, case.id, count) == index:
-            keep.append(item)
-        else:
-            drop.append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
 
 
 def _check(report: Mapping[str, Any], where: str) -> None:

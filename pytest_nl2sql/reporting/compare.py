@@ -5,6 +5,9 @@ item *passed* when it passed before the baseline had its say (a known failure th
 again is a failure here: the comparison is about the engine, not the gate).
 
 * **regressed**: passed in BASE, failed in NEW; **fixed**: the other way round.
+* **case changed**: the item's case changed between the runs -- its expected outcome, or its
+  gold (``gold_digest``: SQL, rows) -- so a flip says nothing about the engine: such items are
+  listed apart and left out of every figure.
 * **McNemar's exact test** on the discordant pairs: under "no difference", each flipped item
   is as likely to flip either way, so regressed ~ Binomial(regressed + fixed, 1/2); the
   two-sided p-value says how surprising the split is.
@@ -27,9 +30,11 @@ from typing import Any
 import attrs
 
 from pytest_nl2sql.errors import Nl2sqlError
-from pytest_nl2sql.plugin.gate import raw_failed
-from pytest_nl2sql.plugin.report import REPORT_SCHEMA, REPORT_VERSION
-from pytest_nl2sql.plugin.stats import mcnemar_exact, paired_bootstrap_ci
+from pytest_nl2sql.reporting.gate import raw_failed
+from pytest_nl2sql.reporting.report import REPORT_SCHEMA, REPORT_VERSION
+from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
+from pytest_nl2sql.reporting.validate import ReportInvalid, validate_report
+from pytest_nl2sql.safetext import one_line
 
 __all__ = ["CompareError", "Comparison", "compare_reports", "load_report"]
 
@@ -44,9 +49,13 @@ def load_report(path: str | Path) -> dict[str, Any]:
     except FileNotFoundError:
         raise CompareError(f"{path}: no such report") from None
     except (OSError, ValueError, RecursionError) as exc:
-        raise CompareError(f"{path}: not a JSON report ({str(exc)[:200]})") from None
+        raise CompareError(f"{path}: not a JSON report ({one_line(str(exc)[:200])})") from None
     if not isinstance(data, dict) or data.get("schema") != REPORT_SCHEMA or data.get("version") != REPORT_VERSION:
         raise CompareError(f"{path}: not a pytest-nl2sql report (schema {REPORT_SCHEMA!r}, version {REPORT_VERSION})")
+    try:
+        validate_report(data)
+    except ReportInvalid as exc:
+        raise CompareError(f"{path}: {one_line(exc)}") from None
     return data
 
 
@@ -71,6 +80,7 @@ class Comparison:
     delta_ci95: tuple[float, float]
     p_value: float
     by_tag: dict[str, dict[str, Any]]
+    case_changed: tuple[tuple[str, str], ...] = ()  # (node id, what changed): not compared
 
     @property
     def delta(self) -> float | None:
@@ -98,23 +108,29 @@ class Comparison:
             "delta_ci95": list(self.delta_ci95),
             "mcnemar_p": self.p_value,
             "by_tag": self.by_tag,
+            "case_changed": [{"nodeid": n, "change": why} for n, why in self.case_changed],
         }
 
     def lines(self, base: str = "BASE", new: str = "NEW") -> list[str]:
-        out = [f"compare {base} -> {new}: {self.shared} shared items, {len(self.regressed)} regressed, {len(self.fixed)} fixed"]
+        out = [
+            f"compare {one_line(base)} -> {one_line(new)}: {self.shared} shared items, {len(self.regressed)} regressed, "
+            f"{len(self.fixed)} fixed" + (f", {len(self.case_changed)} case changed (not compared)" if self.case_changed else "")
+        ]
         if self.delta is not None:
             lo, hi = self.delta_ci95
             out.append(
                 f"  accuracy {self.base_accuracy:.1%} -> {self.new_accuracy:.1%} (delta {self.delta:+.1%}, "
                 f"paired bootstrap 95% CI {lo:+.1%} to {hi:+.1%}); exact McNemar p = {self.p_value:.4g}"
             )
-        out += [f"  regressed: {n}" for n in self.regressed]
-        out += [f"  fixed: {n}" for n in self.fixed]
+        # node ids come from the report files: shown neutralised, never raw at a line start
+        out += [f"  regressed: {one_line(n)}" for n in self.regressed]
+        out += [f"  fixed: {one_line(n)}" for n in self.fixed]
+        out += [f"  case changed: {one_line(n)} ({one_line(why)}): the expectation changed, not the engine" for n, why in self.case_changed]
         moved = {t: d for t, d in self.by_tag.items() if d["delta"]}
         if moved:
             out.append("  per tag (shared items):")
             out += [
-                f"    {t:<26} {d['base']:6.1%} -> {d['new']:6.1%}  ({d['delta']:+.1%}, n={d['total']})" for t, d in sorted(moved.items())
+                f"    {one_line(t):<26} {d['base']:6.1%} -> {d['new']:6.1%}  ({d['delta']:+.1%}, n={d['total']})" for t, d in sorted(moved.items())
             ]
         if self.only_base or self.only_new:
             out.append(f"  not compared: {len(self.only_base)} items only in {base}, {len(self.only_new)} only in {new}")
@@ -123,7 +139,8 @@ class Comparison:
 
 def compare_reports(base: Mapping[str, Any], new: Mapping[str, Any], *, resamples: int = 2000, seed: int = 0) -> Comparison:
     b, n = _outcomes(base), _outcomes(new)
-    shared = sorted(set(b) & set(n))
+    changed = {k: why for k in set(b) & set(n) if (why := _case_change(b[k][1], n[k][1]))}
+    shared = sorted(set(b) & set(n) - set(changed))
     bp = [b[k][0] for k in shared]
     np_ = [n[k][0] for k in shared]
     regressed = tuple(k for k in shared if b[k][0] and not n[k][0])
@@ -152,4 +169,15 @@ def compare_reports(base: Mapping[str, Any], new: Mapping[str, Any], *, resample
         delta_ci95=paired_bootstrap_ci(bp, np_, resamples=resamples, seed=seed),
         p_value=round(mcnemar_exact(len(regressed), len(fixed)), 6),
         by_tag=by_tag,
+        case_changed=tuple(sorted(changed.items())),
     )
+
+
+def _case_change(base: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """What changed in the item's case between the runs (its expected outcome, its gold), or
+    None: then a flip is the engine's doing."""
+    if base.get("expected") and new.get("expected") and base["expected"] != new["expected"]:
+        return f"expected {base['expected']} -> {new['expected']}"
+    if base.get("gold_digest") and new.get("gold_digest") and base["gold_digest"] != new["gold_digest"]:
+        return "gold changed"
+    return None

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.plugin.baseline import (
+from pytest_nl2sql.reporting.baseline import (
     Baseline,
     BaselineChange,
     BaselineError,
@@ -23,6 +23,7 @@ from pytest_nl2sql.plugin.baseline import (
     beside,
     judge,
 )
+from pytest_nl2sql.safetext import one_line
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
@@ -37,7 +38,7 @@ def failed_scorers(record: Mapping[str, Any]) -> list[str]:
 def raw_failed(record: Mapping[str, Any]) -> bool | None:
     """Did the item fail before the baseline had its say? None for a skipped item."""
     verdict = record.get("verdict")
-    if verdict == "skipped":
+    if verdict in ("skipped", "error"):  # not asked, or the suite's error: not the engine's
         return None
     if verdict == "xfailed":
         return True
@@ -122,14 +123,14 @@ class GateResult:
             + (" (strict)" if self.strict else "")
             + (": ok" if self.ok else ": FAILED")
         ]
-        out += [f"  new failure: {n}" for n in self.new]
-        out += [f"  fixed: {e.describe()} (remove it with --nl2sql-update-baseline)" for e in self.fixed]
+        out += [f"  new failure: {one_line(n)}" for n in self.new]  # node ids from a report file: neutralised
+        out += [f"  fixed: {one_line(e.describe())} (remove it with --nl2sql-update-baseline)" for e in self.fixed]
         out += stale_lines(self.stale)
         return out
 
 
 def stale_lines(stale: Sequence[tuple[Entry, str]]) -> list[str]:
-    return [f"  stale: {e.describe()}: {why} (remove it with --nl2sql-update-baseline)" for e, why in stale]
+    return [f"  stale: {one_line(e.describe())}: {one_line(why)} (remove it with --nl2sql-update-baseline)" for e, why in stale]
 
 
 def gate_records(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_nl2sql.plugin.outcomes import leak_gate
+from pytest_nl2sql.reporting.outcomes import leak_gate
 
 __all__ = ["finish_run"]
 
@@ -29,7 +29,7 @@ def finish_run(report: Any, settings: Any) -> tuple[list[str], bool]:
         else:
             lines.append(" leak gate: no refusal was checked in this run (nothing to gate)")
     if settings.compare is not None:
-        from pytest_nl2sql.plugin.compare import CompareError, compare_reports, load_report
+        from pytest_nl2sql.reporting.compare import CompareError, compare_reports, load_report
 
         try:
             result = compare_reports(load_report(settings.compare), data)
@@ -41,7 +41,7 @@ def finish_run(report: Any, settings: Any) -> tuple[list[str], bool]:
             if result.regressed:
                 failed = True
     if settings.html is not None:
-        from pytest_nl2sql.plugin.html_report import write_html
+        from pytest_nl2sql.reporting.html_report import write_html
 
         write_html(settings.html, json.loads(json.dumps(data, default=str)))
         lines.append(f" HTML report: {settings.html}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_nl2sql.plugin.intervals import wilson
+from pytest_nl2sql.reporting.intervals import wilson
 
 __all__ = ["Judged", "combine", "summary_figures", "summary_lines"]
 
@@ -43,6 +43,8 @@ def _attempt_summary(judged: Judged) -> dict[str, Any]:
         "latency_s": r.get("latency_s", 0.0),
         "llm": r.get("llm"),
         "error": r.get("error"),
+        "message": r.get("message"),
+        "code": r.get("code"),
     }
 
 

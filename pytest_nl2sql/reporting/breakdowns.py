@@ -16,9 +16,9 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_nl2sql.plugin.intervals import wilson
-from pytest_nl2sql.plugin.outcomes import ACTUAL, confusion, leak_rate
-from pytest_nl2sql.plugin.taxonomy import KINDS
+from pytest_nl2sql.reporting.intervals import wilson
+from pytest_nl2sql.reporting.outcomes import ACTUAL, confusion, leak_rate
+from pytest_nl2sql.reporting.taxonomy import KINDS
 
 __all__ = ["GROUPS", "checked", "group", "stat", "summary_figures", "summary_lines"]
 
@@ -62,6 +62,7 @@ def _taxonomy(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "kinds": {k: kinds[k] for k in KINDS if kinds[k]},
         "bird_set_would_pass": sum(1 for t in misses if t.get("bird_set")),
         "spider_would_pass": sum(1 for t in misses if t.get("spider")),
+        **({"spider_not_computed": n} if (n := sum(1 for t in misses if t.get("spider", False) is None)) else {}),
     }
 
 
@@ -120,6 +121,7 @@ def summary_lines(s: Mapping[str, Any]) -> list[str]:
         out.append(
             f" result_match misses: {tax['misses']} ({kinds}); BIRD's set rule would pass {tax['bird_set_would_pass']}, "
             f"Spider's rule {tax['spider_would_pass']}"
+            + (f" (not computed for {tax['spider_not_computed']}: too many column candidates)" if tax.get("spider_not_computed") else "")
         )
     return out
 

@@ -1,0 +1,85 @@
+"""``--nl2sql-save-predictions FILE``: record every answer a run's engine gave, to replay it.
+
+The controller collects the records and, at the end of the run, writes a predictions file in
+the JSONL format of docs/predictions.md, atomically, sorted by case and role: one line per item
+that was asked (``id``, ``role``, ``sql``, ``cost_usd``, ``latency_s``, and ``datasource`` when
+the answer used another one than the case's first). An answer without SQL -- not answerable,
+clarify, a refusal that names none, an engine error -- is written with ``"sql": null`` and its
+``status``, ``message`` and ``code``, so replaying the file (``--nl2sql-predictions``) gives
+every item the verdict it had. With ``--nl2sql-repeat``, the first attempt is written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["PredictionsOut", "prediction_lines"]
+
+
+def _first(record: dict[str, Any]) -> dict[str, Any]:
+    """The first attempt of an item (the record itself without --nl2sql-repeat)."""
+    attempts = record.get("attempts")
+    return attempts[0] if attempts else record
+
+
+def prediction_lines(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """The predictions of ``records`` (see the module doc) and how many items were not saved
+    (not asked: skipped, or stopped by fail fast)."""
+    out: list[dict[str, Any]] = []
+    missing = 0
+    for record in sorted(records, key=lambda r: (r.get("suite", ""), r["case_id"], r["role"])):
+        if record.get("verdict") == "skipped" or record.get("status") is None:
+            missing += 1
+            continue
+        first = _first(record)
+        line: dict[str, Any] = {
+            "id": record["case_id"], "role": record["role"], "sql": first.get("sql") or None,
+            "cost_usd": first.get("cost_usd") or 0.0, "latency_s": first.get("latency_s") or 0.0,
+        }
+        status = first.get("status") or record.get("status")
+        if not line["sql"]:
+            # an answer without SQL says what it was, so that replaying it gives the same verdict
+            line["status"] = status if status in ("refused", "not_answerable", "needs_clarification") else "error"
+            line["message"] = first.get("message") or record.get("message") or (first.get("error") or record.get("error") or "")
+            if first.get("code") or record.get("code"):
+                line["code"] = first.get("code") or record.get("code")
+        used, named = record.get("answer_datasources") or [], record.get("datasources") or []
+        if used and (not named or used[0] != named[0]):
+            line["datasource"] = used[0]
+        out.append(line)
+    return out, missing
+
+
+class PredictionsOut:
+    """The plugin object of ``--nl2sql-save-predictions`` (registered on the controller)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, dict[str, Any]] = {}
+        self.written: tuple[int, int] | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, "nl2sql", None)
+        if record is not None:
+            self.records[record["nodeid"]] = record
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.records:
+            return
+        from pytest_nl2sql.suitefile.lock import write_atomic
+
+        lines, missing = prediction_lines(list(self.records.values()))
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.path, "".join(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines))
+        self.written = (len(lines), missing)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.written is not None:
+            n, missing = self.written
+            more = f"; {missing} items were not asked (skipped), so not saved" if missing else ""
+            terminalreporter.write_line(f" predictions: {n} written to {self.path}{more}")
