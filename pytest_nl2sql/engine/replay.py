@@ -52,6 +52,7 @@ from pytest_nl2sql.engine.validator import (
     access_denied,
     policy_restricts,
     validate_sql,
+    without_suggestions,
 )
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
@@ -401,7 +402,8 @@ class ReplayEngine:
         except QueryError as exc:
             if restricted and access_denied(exc):
                 return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
-            return done(status="error", error=f"{exc.kind}: {exc.message}", message=exc.message, datasources=(ds,))
+            said = without_suggestions(exc.message) if restricted else exc.message
+            return done(status="error", error=f"{exc.kind}: {said}", message=said, datasources=(ds,))
         return done(
             status="ok",
             datasources=(ds,),
