@@ -45,6 +45,7 @@ from pytest_nl2sql.datasources import (
     check_statement,
     introspect,
 )
+from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS
 from pytest_nl2sql.engine.protocol import Answer, RouteResult
 from pytest_nl2sql.engine.validator import (
     REFUSAL_MESSAGE,
@@ -60,6 +61,10 @@ from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compos
 __all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
 
 _FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s")
+#: The largest predictions file read (a larger one is an error, not a MemoryError).
+MAX_PREDICTIONS_FILE_BYTES = 256 * 1024 * 1024
+#: How much of an over-long predicted SQL is kept to show (it never runs).
+_SHOWN_CHARS = 2000
 
 
 class PredictionsError(Nl2sqlError, pytest.UsageError):
@@ -78,6 +83,9 @@ class Prediction:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     where: str = attrs.field(default="", eq=False)
+    #: the length of a predicted SQL over the guard's limit (``sql`` then holds its start and
+    #: a marker, and the prediction answers with an error; it never runs)
+    oversize: int = 0
 
 
 def _number(value: Any, key: str, where: str) -> float:
@@ -106,9 +114,14 @@ def _prediction(item: Any, where: str) -> Prediction:
         if not isinstance(value, str) or (key != "sql" and not value.strip()):
             raise PredictionsError(f"{where}: {key} must be text, got {value!r:.80}")
         texts[key] = value
+    sql = str(texts["sql"])
+    oversize = len(sql) if len(sql) > MAX_SQL_CHARS else 0
+    if oversize:
+        sql = sql[:_SHOWN_CHARS] + f" ... [truncated: {oversize:,} characters]"
     return Prediction(
         id=str(texts["id"]),
-        sql=str(texts["sql"]),
+        sql=sql,
+        oversize=oversize,
         role=texts["role"],
         question=texts["question"],
         datasource=texts["datasource"],
@@ -164,6 +177,12 @@ def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
     """
     shown = str(path)
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_PREDICTIONS_FILE_BYTES:
+            raise PredictionsError(
+                f"{shown}: the predictions file is {size:,} bytes; at most "
+                f"{MAX_PREDICTIONS_FILE_BYTES:,} are read (split it, or shorten its SQL)"
+            )
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PredictionsError(f"--nl2sql-predictions: no such file: {shown}") from None
@@ -373,6 +392,10 @@ class ReplayEngine:
             return done(status="error", error=f"the prediction for case {case_id} ({p.where}) {what}; add \"datasource\": one of {names}")
         if not policy.allows_datasource(ds):
             return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
+        if p.oversize:
+            said = (f"the predicted SQL is {p.oversize:,} characters long; at most {MAX_SQL_CHARS:,} "
+                    "are checked (write a shorter query)")
+            return done(status="error", error=f"statement refused: {said}", message=said, datasources=(ds,))
         adapter = self.registry.get(ds)
         try:
             check_statement(p.sql, adapter.dialect)
