@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from pytest_nl2sql.datasources.functions import allowed_functions, table_functions
-from pytest_nl2sql.datasources.syntax import cast_type_refusal, dot_shape, node_allowed
+from pytest_nl2sql.datasources.syntax import cast_type_refusal, column_refusal, dot_shape, node_allowed
 
 __all__ = [
     "MAX_SQL_CHARS",
@@ -288,6 +288,10 @@ def _check_syntax(node: exp.Expression, dialect: str) -> None:
         why = dot_shape(node)
         if why is not None:
             raise StatementRefused(f"{node.sql()[:80]!r}: {why} is not allowed ({_ADMITTED})")
+    if isinstance(node, exp.Column) and dialect in ("postgresql", "postgres"):
+        why = column_refusal(node)
+        if why is not None:
+            raise StatementRefused(f"{why} is not allowed ({_ADMITTED})")
 
 
 def _syntax_name(node: exp.Expression) -> str:

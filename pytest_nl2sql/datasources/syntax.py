@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-__all__ = ["CAST_TYPES", "cast_type_refusal", "dot_shape", "node_allowed", "unwrap_paren"]
+__all__ = ["CAST_TYPES", "cast_type_refusal", "column_refusal", "dot_shape", "node_allowed", "unwrap_paren"]
 
 
 def _types(names: str) -> frozenset[type[exp.Expression]]:
@@ -151,24 +151,66 @@ def dot_shape(dot: exp.Dot) -> str | None:
 _CALL = "a field of a computed value (on PostgreSQL, (x).f calls the function f(x))"
 
 
+def _from_source(node: exp.Expression, name: str) -> exp.Expression | None:
+    """The FROM / JOIN source that ``name`` names for ``node`` (innermost query first)."""
+    wanted = name.lower()
+    select = node.find_ancestor(exp.Select)
+    while select is not None:
+        for holder in [select.args.get("from_")] + list(select.args.get("joins") or ()):
+            source = getattr(holder, "this", None)
+            if source is not None and source.alias_or_name.lower() == wanted:
+                return source
+        select = select.find_ancestor(exp.Select)
+    return None
+
+
 def _row_source_refusal(dot: exp.Dot, name: str, field: exp.Expression) -> str | None:
     """``(name).field`` must read a row of the query: ``name`` the alias of a table or CTE
     (whose columns the validator checks), or of a subquery that outputs ``field``; the alias
     of a table function or a column is a value, and ``.field`` on it calls a function."""
-    wanted = name.lower()
-    select = dot.find_ancestor(exp.Select)
-    while select is not None:
-        sources = [select.args.get("from_")] + list(select.args.get("joins") or ())
-        for holder in sources:
-            source = getattr(holder, "this", None)
-            if source is None or source.alias_or_name.lower() != wanted:
-                continue
-            if isinstance(source, exp.Table):
-                return None if isinstance(source.this, exp.Identifier) else _CALL
-            query = source.this if isinstance(source, (exp.Subquery, exp.Lateral)) else None
-            if isinstance(field, exp.Star):
-                return None
-            outputs = {n.lower() for n in getattr(query, "named_selects", ())} if query is not None else set()
-            return None if field.name.lower() in outputs else _CALL
-        select = select.find_ancestor(exp.Select)
-    return _CALL
+    source = _from_source(dot, name)
+    if source is None:
+        return _CALL
+    if isinstance(source, exp.Table):
+        return None if isinstance(source.this, exp.Identifier) else _CALL
+    query = source.this if isinstance(source, (exp.Subquery, exp.Lateral)) else None
+    if isinstance(field, exp.Star):
+        return None
+    outputs = {n.lower() for n in getattr(query, "named_selects", ())} if query is not None else set()
+    return None if field.name.lower() in outputs else _CALL
+
+
+# The columns of the table functions that return rows (not a scalar): PostgreSQL names them so.
+_FUNCTION_OUTPUTS = {
+    "json_each": {"key", "value"}, "jsonb_each": {"key", "value"}, "json_each_text": {"key", "value"},
+    "jsonb_each_text": {"key", "value"},
+}
+
+
+def column_refusal(column: exp.Column) -> str | None:
+    """Why the qualified column ``column`` is refused on PostgreSQL (None: it may pass): on the
+    alias ``s`` of a function in FROM, ``s.f`` that is no output of the function calls ``f(s)``."""
+    if not column.table or column.args.get("db") or column.args.get("catalog") or isinstance(column.this, exp.Star):
+        return None
+    source = _from_source(column, column.table)
+    if source is None:
+        return None  # a table of an outer query, a CTE or a missing name: the validator's
+    call = None
+    if isinstance(source, exp.Table) and not isinstance(source.this, exp.Identifier):
+        call = source.this
+    elif isinstance(source, (exp.Unnest, exp.Func)):
+        call = source
+    elif isinstance(source, exp.Lateral) and isinstance(source.this, exp.Func):
+        call = source.this
+    if call is None:
+        return None
+    alias = source.args.get("alias")
+    allowed = {source.alias_or_name.lower()}
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        allowed = {c.name.lower() for c in alias.columns}
+    else:
+        name = call.name if isinstance(call, exp.Anonymous) else call.sql_name()
+        allowed |= _FUNCTION_OUTPUTS.get(str(name).lower(), set())
+    if column.name.lower() in allowed:
+        return None
+    return f"{column.sql()!r} names no output of the function {source.alias_or_name!r} (on PostgreSQL, s.f calls f(s))"

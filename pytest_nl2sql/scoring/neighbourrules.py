@@ -43,7 +43,12 @@ def hidden_columns(project: Any, datasource: str) -> Callable[[str, str], bool]:
 def admission(project: Any) -> Callable[[str, str, str], tuple[str | None, Any]]:
     """``admit(datasource, role, sql)`` -> ``(reason, policy)``: why ``sql`` may not run on the
     neighbours of ``datasource`` for ``role`` (None: it may), and the role's policy."""
-    from pytest_nl2sql.datasources import DatasourceRegistry, StatementRefused, check_statement, introspect
+    from pytest_nl2sql.datasources import (
+        DatasourceRegistry,
+        StatementRefused,
+        check_statement,
+        introspect,
+    )
     from pytest_nl2sql.engine.validator import validate_sql
 
     registry: list[Any] = []

@@ -13,7 +13,12 @@ import pytest
 from pytest_nl2sql.config import load_config
 from pytest_nl2sql.scoring.matching import MatchRule
 from pytest_nl2sql.scoring.neighbourrules import hidden_columns
-from pytest_nl2sql.scoring.neighbours import NeighboursUnavailable, disagreement, from_project, neighbours
+from pytest_nl2sql.scoring.neighbours import (
+    NeighboursUnavailable,
+    disagreement,
+    from_project,
+    neighbours,
+)
 
 SECRETS = ("SECRET-q1w2e3", "SECRET-r4t5y6", "SECRET-u7i8o9")
 SCHEMA = """

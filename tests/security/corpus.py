@@ -590,6 +590,11 @@ add("attr_ts_stat", "attr_call",
     """SELECT ((q).ts_stat).word AS w FROM (SELECT 'SELECT to_tsvector(''simple'', "Secret" || '' '' || "Email") FROM "Customer"'::text AS q) s""", (PG,))
 add("attr_ts_stat_payroll", "attr_call",
     """SELECT ((q).ts_stat).word AS w FROM (SELECT 'SELECT to_tsvector(''simple'', "Amount"::text) FROM "Payroll"'::text AS q) s""", (PG,))
+add("dot_unnest_current_setting", "attr_call", "SELECT s.current_setting AS x FROM unnest(ARRAY['server_version']) AS s", (PG,))
+add("dot_unnest_read_file", "attr_call", "SELECT s.pg_read_file AS x FROM unnest(ARRAY['{secret_file}']) AS s", (PG,))
+add("dot_series_backend_activity", "attr_call", "SELECT s.pg_stat_get_backend_activity AS x FROM generate_series(1, 50) AS s", (PG,))
+add("dot_series_terminate", "attr_call", "SELECT s.pg_terminate_backend AS x FROM generate_series({victim_pid}, {victim_pid}) AS s", (PG,))
+add("dot_lateral_unnest", "attr_call", """SELECT u.pg_ls_dir AS x FROM "Customer" c, unnest(ARRAY['.']) AS u""", (PG,))
 add("attr_in_where", "attr_call", """SELECT "Name" FROM "Customer" WHERE ('{secret_file}'::text).pg_read_file LIKE 'FILE%'""", (PG,))
 leak("attr_field_of_denied", "attr_call", 'SELECT (c)."Secret" AS x FROM "Customer" c', (PG,), ref='(i)."Secret"')
 leak("attr_field_of_star", "attr_call", 'SELECT (c.*)."Email" AS x FROM "Customer" c', (PG,))
@@ -676,6 +681,7 @@ control("ok_alias_join", 'SELECT c."Name", a."note" FROM "Customer" c JOIN "Audi
 control("ok_alias_columns", 'SELECT n.line FROM "Audit" AS n(line)', (PG, DUCKDB))
 control("ok_alias_columns_name", 'SELECT t.who FROM "Customer" AS t("CustomerId", who)', (PG, DUCKDB))
 control("ok_field_of_row", 'SELECT (a)."note" AS x FROM "Audit" a', (PG,))
+control("ok_function_alias_column", "SELECT s.n, g FROM generate_series(1, 3) AS s(n), generate_series(1, 2) AS g", (PG,), roles={})  # the validator reads no table functions: adapter only
 control("ok_extract", """SELECT EXTRACT(YEAR FROM DATE '2024-05-01') AS y, date_trunc('month', DATE '2024-05-07') AS m""", (PG, DUCKDB))
 
 # ---------------------------------------------------------------------------------------------
