@@ -32,7 +32,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from pytest_nl2sql.datasources.functions import allowed_functions, table_functions
-from pytest_nl2sql.datasources.syntax import cast_type_refusal, column_refusal, dot_shape, node_allowed
+from pytest_nl2sql.datasources.syntax import (
+    cast_type_refusal,
+    column_refusal,
+    dot_shape,
+    node_allowed,
+)
 
 __all__ = [
     "MAX_SQL_CHARS",
