@@ -378,8 +378,8 @@ class ReplayEngine:
             return Answer(status="error", error=f"no prediction for case {case_id}", message=f"no prediction for case {case_id}")
         cost, latency = p.cost_usd, p.latency_s
 
-        def done(**kw: Any) -> Answer:
-            return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=p.sql, **kw)
+        def done(sql: str = p.sql, **kw: Any) -> Answer:
+            return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=sql, **kw)
 
         try:
             policy = self.project.role(role)
@@ -428,6 +428,7 @@ class ReplayEngine:
             said = without_suggestions(exc.message) if restricted else exc.message
             return done(status="error", error=f"{exc.kind}: {said}", message=said, datasources=(ds,))
         return done(
+            sql=run_sql,  # what passed the guard and validator and ran (the neighbours run it too)
             status="ok",
             datasources=(ds,),
             columns=res.columns,

@@ -79,7 +79,9 @@ def test_a_prediction_for_a_role_wins_over_the_roleless_one(shop: Path, project)
 
 def test_sqlite_double_quoted_strings_are_strings(shop: Path, project) -> None:
     e = engine(project, Prediction(id="shop_002", sql='SELECT name FROM customer WHERE city = "Paris"'))
-    assert sorted(e.answer_case(case(shop, "shop_002"), "admin").rows) == [("Ann",), ("Bob",)]
+    answer = e.answer_case(case(shop, "shop_002"), "admin")
+    assert sorted(answer.rows) == [("Ann",), ("Bob",)]
+    assert answer.sql == "SELECT name FROM customer WHERE city = 'Paris'"  # the SQL that ran
     assert sqlite_string_fallback('SELECT "name" FROM customer WHERE city = "Paris"', ["name", "city"]) == \
         "SELECT \"name\" FROM customer WHERE city = 'Paris'"
 
