@@ -4,7 +4,7 @@ costs on the Chinook suite when its datasource is on PostgreSQL.
     python benchmarks/bench_pg_neighbours.py [--k 5]
 
 Starts a throwaway PostgreSQL server (tests/pg_server.py; needs the server binaries), loads the
-three demo databases into it, and makes a scratch login with CREATEDB only.
+three demo databases into it, and makes a scratch login with CREATEDB and CREATEROLE.
 
 1. Per datasource: the time to build K neighbours on the scratch server from scratch, and to
    find them again (the cache is the databases' names), beside the same datasource's K SQLite
@@ -50,11 +50,11 @@ def main(argv: list[str] | None = None) -> int:
 
     with running_server(prefix="nl2sql-bench-") as server, tempfile.TemporaryDirectory() as tmp:
         with psycopg.connect(server.dsn(), autocommit=True) as con:
-            con.execute("CREATE ROLE nl2sql_scratch LOGIN CREATEDB")
+            con.execute("CREATE ROLE nl2sql_scratch LOGIN CREATEDB CREATEROLE")
         scratch = f"postgresql+psycopg://nl2sql_scratch@{server.host}:{server.port}/postgres"
         root = Path(tmp) / "demo"
         subprocess.run([sys.executable, "-m", "pytest_nl2sql.cli", "init", "--demo", str(root)], check=True, capture_output=True)
-        print(f"neighbour generation, K={args.k} (PostgreSQL 15 on this machine, scratch login with CREATEDB)")
+        print(f"neighbour generation, K={args.k} (PostgreSQL 15 on this machine, scratch login with CREATEDB CREATEROLE)")
         for name in DEMO:
             load_into(server.create_database(name), name)
             source = PgSource(name, server.url(name), scratch)

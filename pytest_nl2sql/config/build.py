@@ -73,7 +73,8 @@ def load_config(path: Path | str, *, environ: Mapping[str, str] | None = None) -
 _TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "feedback", "test_suite")
 _TEST_SUITE_KEYS = ("scratch_url", "allow_privileged_login")
 _DATASOURCE_KEYS = (
-    "url", "description", "sample_questions", "row_limit", "timeout_s", "allow_privileged_login"
+    "url", "description", "sample_questions", "row_limit", "timeout_s", "allow_privileged_login",
+    "max_result_bytes",
 )
 _ROLE_KEYS = ("datasources", "allow", "deny", "db_role")
 _DB_ROLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}$")
@@ -195,7 +196,10 @@ class _ConfigBuilder:
             maximum=MAX_TIMEOUT_S,
         )
         privileged = r.boolean(body, "allow_privileged_login", where, False)
-        if None in (url, description, row_limit, timeout_s, privileged):
+        max_bytes = r.number(
+            body, "max_result_bytes", where, 64 * 1024 * 1024, integer=True, minimum=1024,
+        )
+        if None in (url, description, row_limit, timeout_s, privileged, max_bytes):
             return None
         return DatasourceConfig(
             name=name,
@@ -205,6 +209,7 @@ class _ConfigBuilder:
             row_limit=row_limit,
             timeout_s=timeout_s,
             allow_privileged_login=privileged,
+            max_result_bytes=max_bytes,
         )
 
     def resolve_url(self, url: str, line: int, where: str) -> str | None:

@@ -73,6 +73,7 @@ class DatasourceConfig:
     row_limit: int = 1000
     timeout_s: float = 10.0
     allow_privileged_login: bool = False  # a PostgreSQL login that could write is refused unless set
+    max_result_bytes: int = 64 * 1024 * 1024  # a result over it is an error, counted while fetching
 
     @property
     def redacted_url(self) -> str:

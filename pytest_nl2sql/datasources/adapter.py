@@ -4,8 +4,10 @@ Every query passes the statement guard first, and then meets a database that is 
 read-only: SQLite is opened with ``mode=ro`` and ``PRAGMA query_only``, PostgreSQL sessions
 default to read-only transactions, DuckDB is opened ``read_only`` with external access off.
 Each query runs in its own transaction, which is rolled back. A runaway query is cancelled
-after ``timeout_s`` (SQLite progress handler, PostgreSQL ``statement_timeout``, DuckDB
-interrupt). Failures are ``QueryError`` values with a ``kind`` a caller can branch on; a
+after ``timeout_s`` (SQLite progress handler, PostgreSQL ``statement_timeout`` and a cancel
+request, DuckDB interrupt); the deadline covers the whole answer, fetching the rows included.
+A result is bounded in rows (``row_limit``) and in bytes (``max_result_bytes``, default
+:data:`DEFAULT_MAX_RESULT_BYTES`), counted while the rows are fetched. Failures are ``QueryError`` values with a ``kind`` a caller can branch on; a
 failed query never spoils the next one, since a connection in doubt is thrown away.
 """
 
@@ -44,6 +46,9 @@ SQLITE_MAX_VALUE_BYTES = 64 * 1024 * 1024
 #: The most memory SQLite may hold in this process (PRAGMA hard_heap_limit; only ever lowered).
 SQLITE_HEAP_LIMIT_BYTES = 1024 * 1024 * 1024
 _SQLITE_MAX_SQL_BYTES = 1_000_000
+#: The most bytes one result may hold (its values' sizes, counted while fetching), by default.
+DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024
+_FETCH_BATCH = 500
 
 # What makes a PostgreSQL login privileged: superuser or role/database creation rights,
 # membership in the server-file roles, any write privilege on a table, CREATE on a schema
@@ -114,6 +119,7 @@ class Adapter:
         row_limit: int = 1000,
         timeout_s: float = 10.0,
         allow_privileged_login: bool = False,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         try:
             parsed = make_url(url)
@@ -128,8 +134,13 @@ class Adapter:
             raise ValueError(
                 f"datasource {name!r}: timeout_s must be a finite number > 0 (got {timeout_s})"
             )
+        if not (isinstance(max_result_bytes, int) and max_result_bytes > 0):
+            raise ValueError(
+                f"datasource {name!r}: max_result_bytes must be a whole number > 0 (got {max_result_bytes})"
+            )
         self.name = name
         self.row_limit = row_limit
+        self.max_result_bytes = max_result_bytes
         self.timeout_s = float(timeout_s)
         self.dialect: str = parsed.get_backend_name()
         self._url: URL = parsed
@@ -357,7 +368,7 @@ class Adapter:
         except StatementRefused as refusal:
             raise QueryError("refused", refusal.reason) from None
         connection = self._checkout()
-        deadline = _Deadline()
+        deadline = _Deadline(time.monotonic() + self.timeout_s)
         healthy = False
         try:
             started = time.perf_counter()
@@ -366,7 +377,7 @@ class Adapter:
                 try:
                     cursor.execute(sql)
                     columns = tuple(str(d[0]) for d in (cursor.description or ()))
-                    fetched = cursor.fetchmany(limit + 1) if columns else []
+                    fetched = self._fetch(cursor, limit, deadline) if columns else []
                 finally:
                     with contextlib.suppress(Exception):
                         cursor.close()
@@ -380,6 +391,24 @@ class Adapter:
         return QueryResult(
             columns=columns, rows=rows, truncated=len(fetched) > limit, elapsed_s=elapsed
         )
+
+    def _fetch(self, cursor: Any, limit: int, deadline: _Deadline) -> list[tuple]:
+        """Up to ``limit + 1`` rows, in batches: stop at the byte budget or the deadline."""
+        rows: list[tuple] = []
+        size = 0
+        while len(rows) <= limit:
+            batch = cursor.fetchmany(min(_FETCH_BATCH, limit + 1 - len(rows)))
+            if not batch:
+                break
+            for row in batch:
+                size += _value_bytes(row)
+            rows.extend(batch)
+            if size > self.max_result_bytes:
+                raise _TooLarge(size)
+            if time.monotonic() > deadline.stop_at:
+                deadline.hit = True
+                raise _Expired()
+        return rows
 
     @contextlib.contextmanager
     def _authorize(self, connection: Any, role: RolePolicy | None) -> Iterator[None]:
@@ -448,10 +477,10 @@ class Adapter:
 
     @contextlib.contextmanager
     def _watch(self, connection: Any, deadline: _Deadline) -> Iterator[None]:
-        """Cancel the running query after ``timeout_s`` where the driver needs help."""
+        """Cancel the query at its deadline, while it runs and while its rows are fetched."""
         driver = connection.driver_connection
         if self.dialect == "sqlite":
-            stop_at = time.monotonic() + self.timeout_s
+            stop_at = deadline.stop_at
 
             def progress() -> int:
                 if time.monotonic() > stop_at:
@@ -464,17 +493,21 @@ class Adapter:
                 yield
             finally:
                 driver.set_progress_handler(None, 0)
-        elif self.dialect == "duckdb":
+        elif self.dialect in ("duckdb", "postgresql"):
             lock = threading.Lock()
             active = [True]
+            # DuckDB: interrupt(); PostgreSQL: a cancel request (statement_timeout bounds each
+            # statement, not the fetches of a server-side cursor)
+            stop = driver.interrupt if self.dialect == "duckdb" else _pg_cancel(driver)
 
             def interrupt() -> None:
                 with lock:
                     if active[0]:
                         deadline.hit = True
-                        driver.interrupt()
+                        with contextlib.suppress(Exception):
+                            stop()
 
-            timer = threading.Timer(self.timeout_s, interrupt)
+            timer = threading.Timer(max(0.0, deadline.stop_at - time.monotonic()), interrupt)
             timer.daemon = True
             timer.start()
             try:
@@ -484,7 +517,7 @@ class Adapter:
                     active[0] = False
                 timer.cancel()
         else:
-            yield  # PostgreSQL: statement_timeout is set per session at connect
+            yield  # another database: its own driver's timeouts
 
     def _classify(self, error: Exception, connection: Any, deadline: _Deadline) -> QueryError:
         original = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
@@ -493,6 +526,12 @@ class Adapter:
             f"the query ran longer than {self.timeout_s:g} s and was cancelled "
             f"(datasource {self.name!r}; narrow the query or raise timeout_s)"
         )
+        if isinstance(original, _TooLarge):
+            return QueryError(
+                "sql_error",
+                f"the result is larger than max_result_bytes ({self.max_result_bytes:,} bytes; "
+                f"datasource {self.name!r}): select fewer or shorter values, or raise max_result_bytes",
+            )
         if deadline.hit or getattr(original, "sqlstate", None) == "57014":
             return QueryError("timeout", timeout_text)
         if type(original).__name__ == "InterruptException":
@@ -517,7 +556,33 @@ class Adapter:
 
 @attrs.define
 class _Deadline:
+    stop_at: float
     hit: bool = False
+
+
+class _TooLarge(Exception):
+    """A result over the byte budget (raised while fetching)."""
+
+
+class _Expired(Exception):
+    """The deadline passed while the rows were fetched."""
+
+
+def _pg_cancel(driver: Any) -> Any:
+    return getattr(driver, "cancel_safe", None) or driver.cancel
+
+
+def _value_bytes(value: Any, depth: int = 0) -> int:
+    """About how many bytes ``value`` holds (strings and blobs by length, containers summed)."""
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return len(value) + 8
+    if depth < 4 and isinstance(value, (tuple, list)):
+        return 8 + sum(_value_bytes(v, depth + 1) for v in value)
+    if depth < 4 and isinstance(value, dict):
+        return 8 + sum(_value_bytes(k, depth + 1) + _value_bytes(v, depth + 1) for k, v in value.items())
+    if depth >= 4 and isinstance(value, (tuple, list, dict)):
+        return len(repr(value))
+    return 16
 
 
 class _Unreachable(Exception):

@@ -32,6 +32,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from pytest_nl2sql.datasources.functions import allowed_functions, table_functions
+from pytest_nl2sql.datasources.syntax import (
+    cast_type_refusal,
+    column_refusal,
+    dot_shape,
+    node_allowed,
+)
 
 __all__ = [
     "MAX_SQL_CHARS",
@@ -239,6 +245,7 @@ def _check_inside(root: exp.Expression, sql: str, dialect: str) -> None:
     allowed = allowed_functions(dialect)
     tabular = table_functions(dialect)
     for node in root.walk():
+        _check_syntax(node, dialect)
         if isinstance(node, _WRITE_NODES):
             if isinstance(node, exp.Into):
                 raise StatementRefused(
@@ -264,6 +271,40 @@ def _check_inside(root: exp.Expression, sql: str, dialect: str) -> None:
             raise StatementRefused(
                 f"reading the file {node.name!r} is not allowed: query the datasource's tables"
             )
+
+
+def _check_syntax(node: exp.Expression, dialect: str) -> None:
+    """Refuse a node the syntax allow-list (:mod:`.syntax`) does not admit."""
+    if isinstance(node, _WRITE_NODES):
+        return  # refused with its own reason by the caller
+    if not node_allowed(node, dialect):
+        raise StatementRefused(
+            f"{_syntax_name(node)} is not allowed: {_ADMITTED}, using only the syntax "
+            "pytest-nl2sql knows to be read-only and checks for every role"
+        )
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        why = cast_type_refusal(node.args.get("to"))
+        if why is not None:
+            raise StatementRefused(
+                f"{why} is not allowed: casts may only name a scalar type (integer, numeric, "
+                "text, date, timestamp, boolean, ...)"
+            )
+    if isinstance(node, exp.Dot):
+        why = dot_shape(node)
+        if why is not None:
+            raise StatementRefused(f"{node.sql()[:80]!r}: {why} is not allowed ({_ADMITTED})")
+    if isinstance(node, exp.Column) and dialect in ("postgresql", "postgres"):
+        why = column_refusal(node)
+        if why is not None:
+            raise StatementRefused(f"{why} is not allowed ({_ADMITTED})")
+
+
+def _syntax_name(node: exp.Expression) -> str:
+    names = {"PositionalColumn": "a positional column (#n)", "Pivot": "PIVOT / UNPIVOT",
+             "TableSample": "TABLESAMPLE", "Parameter": "a query parameter",
+             "Placeholder": "a query parameter", "ObjectIdentifier": "a cast to an object identifier type (regclass, oid, ...)"}
+    kind = type(node).__name__
+    return names.get(kind, f"the syntax {kind} ({node.sql()[:40]!r})")
 
 
 # The schema a dialect's built-in functions live in; a call qualified with it is the same
@@ -365,6 +406,8 @@ def resolve_function(node: exp.Func, sql: str, dialect: str) -> str | None:
         return _SYNTAX_NAMED_BY_DIALECT.get(dialect, {}).get(syntax, syntax)
     written = _written_name(node, sql, dialect)
     if written is not None:
+        if written in _KEYWORD_CALLS.get(dialect, ()) and _unquoted_name(node, sql):
+            return None  # ARRAY(subquery): a constructor keyword, not a call
         return written
     if isinstance(node, exp.Anonymous):
         this = node.this
@@ -378,9 +421,9 @@ def resolve_function(node: exp.Func, sql: str, dialect: str) -> str | None:
         special = _SYNTAX_NAMED_BY_DIALECT.get(dialect, {})
         if syntax in special:
             return special[syntax]
-        return syntax
-    # sqlglot kept no position for the name (JSON_OBJECT, JSON_AGG, ... are parsed by hand):
-    # the name the dialect itself writes for this node is the name the database will see
+    # sqlglot kept no position for the name (STRING_AGG, CHR, JSON_AGG, ... are parsed by
+    # hand): the name the dialect itself writes for this node is the name the database will
+    # see (PostgreSQL's string_agg, not sqlglot's group_concat; DuckDB's chr, not char)
     try:
         generated = node.sql(dialect=sqlglot_dialect(dialect))
     except Exception:  # noqa: BLE001 - a node sqlglot cannot write back: refuse by its class
@@ -388,7 +431,18 @@ def resolve_function(node: exp.Func, sql: str, dialect: str) -> str | None:
     called = _GENERATED_CALL_RE.match(generated)
     if called is not None:
         return _fold(called.group(2), bool(called.group(1)), dialect)
+    if syntax is not None:
+        return syntax
     return f"{type(node).__name__.lower()} (unrecognised syntax)"
+
+
+# Keywords written like a call that build a value rather than call a function.
+_KEYWORD_CALLS = {"postgresql": frozenset({"array"}), "postgres": frozenset({"array"}), "duckdb": frozenset({"array"})}
+
+
+def _unquoted_name(node: exp.Expression, sql: str) -> bool:
+    start = node.meta.get("start")
+    return isinstance(start, int) and 0 <= start < len(sql) and sql[start] not in '"`['
 
 
 _GENERATED_CALL_RE = re.compile(r'\s*(")?([A-Za-z_][A-Za-z0-9_$]*)"?\s*\(')

@@ -53,6 +53,7 @@ class DatasourceRegistry:
                     row_limit=config.row_limit,
                     timeout_s=config.timeout_s,
                     allow_privileged_login=config.allow_privileged_login,
+                    max_result_bytes=config.max_result_bytes,
                 )
                 self._adapters[key] = adapter
             return adapter

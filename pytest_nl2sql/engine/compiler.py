@@ -216,13 +216,21 @@ class _Compiler:
         return exp.Literal.number(v)
 
     def _rawsql(self, r: RawSQL) -> exp.Expression:
-        try:
-            parsed = sqlglot.parse_one(r.sql, read=self.d)
-        except ParseError as err:
-            raise CompileError(f"raw SQL {r.sql!r} does not parse as {self.d}: {err}") from None
+        from pytest_nl2sql.datasources.guard import StatementRefused, parse_bounded
+
+        shown = repr(r.sql) if len(r.sql) <= 200 else f"{r.sql[:200]!r}... ({len(r.sql):,} characters)"
+        try:  # bounded like the guard: size, tokens, parse-tree nodes, nesting
+            statements = parse_bounded(r.sql, self.d)
+        except StatementRefused as refusal:
+            raise CompileError(f"raw SQL {shown}: {refusal.reason}") from None
+        except (ParseError, sqlglot.errors.TokenError) as err:
+            raise CompileError(f"raw SQL {shown} does not parse as {self.d}: {str(err)[:300]}") from None
+        if len(statements) != 1:
+            raise CompileError(f"raw SQL {shown} must be one expression")
+        parsed = statements[0]
         if isinstance(parsed, exp.Query) and not isinstance(parsed, exp.Subquery):
             # a scalar subquery in parentheses is an expression; a bare SELECT is not
-            raise CompileError(f"raw SQL {r.sql!r} must be an expression, not a whole query")
+            raise CompileError(f"raw SQL {shown} must be an expression, not a whole query")
         return _wrap(parsed)
 
     def _subquery(self, s: Subquery) -> exp.Expression:

@@ -22,6 +22,7 @@ from pytest_nl2sql.engine.validator import (
     access_denied,
     policy_restricts,
     validate_sql,
+    without_suggestions,
 )
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.llm import PlanRequest
@@ -216,7 +217,8 @@ class ReferenceEngine:
         except QueryError as exc:
             if restricted and access_denied(exc):
                 return refused(datasource)
-            return done(status="error", error=f"{exc.kind}: {exc.message}", message=str(exc), sql=sql, datasources=(datasource,))
+            said = without_suggestions(exc.message) if restricted else exc.message
+            return done(status="error", error=f"{exc.kind}: {said}", message=said, sql=sql, datasources=(datasource,))
         answer = done(
             status="ok",
             sql=sql,

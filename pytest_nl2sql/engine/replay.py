@@ -48,6 +48,7 @@ from pytest_nl2sql.datasources import (
     check_statement,
     introspect,
 )
+from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS
 from pytest_nl2sql.engine.protocol import Answer, RouteResult
 from pytest_nl2sql.engine.validator import (
     REFUSAL_MESSAGE,
@@ -55,6 +56,7 @@ from pytest_nl2sql.engine.validator import (
     access_denied,
     policy_restricts,
     validate_sql,
+    without_suggestions,
 )
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
@@ -64,6 +66,10 @@ __all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
 _FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s", "status", "message", "code")
 #: What a prediction without SQL may say (the engine's answer status, as in ``Answer``).
 _STATUSES_WITHOUT_SQL = ("refused", "not_answerable", "needs_clarification", "error")
+#: The largest predictions file read (a larger one is an error, not a MemoryError).
+MAX_PREDICTIONS_FILE_BYTES = 256 * 1024 * 1024
+#: How much of an over-long predicted SQL is kept to show (it never runs).
+_SHOWN_CHARS = 2000
 
 
 class PredictionsError(Nl2sqlError, pytest.UsageError):
@@ -85,6 +91,9 @@ class Prediction:
     message: str = ""
     code: str | None = None
     where: str = attrs.field(default="", eq=False)
+    #: the length of a predicted SQL over the guard's limit (``sql`` then holds its start and
+    #: a marker, and the prediction answers with an error; it never runs)
+    oversize: int = 0
 
 
 def _number(value: Any, key: str, where: str) -> float:
@@ -119,9 +128,14 @@ def _prediction(item: Any, where: str) -> Prediction:
             raise PredictionsError(f"{where}: {key} must be text, got {value!r:.80}"
                                    + ("; an answer without SQL says so with \"status\"" if key == "sql" else ""))
         texts[key] = value
+    sql = texts["sql"]
+    oversize = len(sql) if isinstance(sql, str) and len(sql) > MAX_SQL_CHARS else 0
+    if oversize:
+        sql = sql[:_SHOWN_CHARS] + f" ... [truncated: {oversize:,} characters]"
     return Prediction(
         id=str(texts["id"]),
-        sql=texts["sql"],
+        sql=sql,
+        oversize=oversize,
         role=texts["role"],
         question=texts["question"],
         datasource=texts["datasource"],
@@ -180,6 +194,12 @@ def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
     """
     shown = str(path)
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_PREDICTIONS_FILE_BYTES:
+            raise PredictionsError(
+                f"{shown}: the predictions file is {size:,} bytes; at most "
+                f"{MAX_PREDICTIONS_FILE_BYTES:,} are read (split it, or shorten its SQL)"
+            )
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PredictionsError(f"--nl2sql-predictions: no such file: {shown}") from None
@@ -375,8 +395,8 @@ class ReplayEngine:
             return Answer(status="error", error=f"no prediction for case {case_id}", message=f"no prediction for case {case_id}")
         cost, latency = p.cost_usd, p.latency_s
 
-        def done(**kw: Any) -> Answer:
-            return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=p.sql, **kw)
+        def done(sql: str = p.sql, **kw: Any) -> Answer:
+            return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=sql, **kw)
 
         if p.sql is None:  # the engine answered without SQL: the answer as it was saved
             ds = self._datasource(case_id, p, case_datasources)
@@ -395,6 +415,10 @@ class ReplayEngine:
             return done(status="error", error=f"the prediction for case {case_id} ({p.where}) {what}; add \"datasource\": one of {names}")
         if not policy.allows_datasource(ds):
             return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
+        if p.oversize:
+            said = (f"the predicted SQL is {p.oversize:,} characters long; at most {MAX_SQL_CHARS:,} "
+                    "are checked (write a shorter query)")
+            return done(status="error", error=f"statement refused: {said}", message=said, datasources=(ds,))
         adapter = self.registry.get(ds)
         try:
             check_statement(p.sql, adapter.dialect)
@@ -424,8 +448,10 @@ class ReplayEngine:
         except QueryError as exc:
             if restricted and access_denied(exc):
                 return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
-            return done(status="error", error=f"{exc.kind}: {exc.message}", message=exc.message, datasources=(ds,))
+            said = without_suggestions(exc.message) if restricted else exc.message
+            return done(status="error", error=f"{exc.kind}: {said}", message=said, datasources=(ds,))
         return done(
+            sql=run_sql,  # what passed the guard and validator and ran (the neighbours run it too)
             status="ok",
             datasources=(ds,),
             columns=res.columns,

@@ -36,6 +36,7 @@ analysis.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
@@ -45,7 +46,8 @@ from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from pytest_nl2sql.datasources.guard import StatementRefused, parse_bounded
+from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, parse_bounded
+from pytest_nl2sql.datasources.syntax import unwrap_paren
 from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "is_system_catalog",
     "policy_restricts",
     "validate_sql",
+    "without_suggestions",
 ]
 
 #: The one message every refusal carries. It names no table and no column.
@@ -131,6 +134,25 @@ def access_denied(error: Any) -> bool:
     """
     text = str(getattr(error, "message", None) or error).lower()
     return any(word in text for word in _DENIED_WORDS)
+
+
+# Where a database starts to suggest names it knows ("Did you mean "Secret"?", PostgreSQL's
+# HINT, DuckDB's candidate bindings): such text would tell a restricted role what exists.
+_SUGGESTION_RE = re.compile(
+    r"did you mean|candidate bindings|perhaps you meant|maybe you meant|\bhint\b|similar names?",
+    re.IGNORECASE,
+)
+
+
+def without_suggestions(text: str) -> str:
+    """A database error for a restricted role: its first line, cut where the database starts
+    suggesting names (``Did you mean``, ``HINT``, candidate bindings); never empty."""
+    lines = [line for line in str(text).strip().splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    match = _SUGGESTION_RE.search(first)
+    if match is not None:
+        first = first[: match.start()].rstrip(" .:;,!?\n")
+    return first or "the query failed on the database"
 
 
 def is_system_catalog(name: str, schema: str | None = None) -> bool:
@@ -384,6 +406,68 @@ def _whole_rows(
     return whole, missing
 
 
+def _alias_column_lists(tree: exp.Expression, known: _Schema) -> Validation | None:
+    """Resolve ``FROM t AS a(x, y, ...)`` on a base table positionally, in place: the table
+    becomes ``(SELECT c1 AS x, c2 AS y, ..., the other columns FROM t) AS a``, so a denied
+    column read under another name is still that column. More names than columns: invalid."""
+    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    referenced = {c.name for c in tree.find_all(exp.Column)}
+    every = any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star))
+    for table in list(tree.find_all(exp.Table)):
+        alias = table.args.get("alias")
+        if not isinstance(alias, exp.TableAlias) or not alias.columns:
+            continue
+        if not isinstance(table.this, exp.Identifier) or table.name in ctes:
+            continue  # a table function's or a CTE's output names: resolved by their scopes
+        if table.name not in known.columns or table.args.get("db") or table.args.get("catalog"):
+            continue  # a missing or foreign table: reported as such later
+        real = list(known.columns[table.name])
+        names = [c.name for c in alias.columns]
+        if len(names) > len(real):
+            return _invalid(f"The alias {alias.name} names {len(names)} columns; its table has {len(real)}")
+        shown = names + real[len(names):]
+        # only the columns the query names (all of them where a * or the row itself is read):
+        # a name left out is then missing, never silently read
+        keep = [
+            (c, n) for c, n in zip(real, shown, strict=True)
+            if every or alias.name in referenced or n in referenced
+        ] or [(real[0], shown[0])]
+        select = exp.select(
+            *(exp.alias_(exp.column(c), n) if c != n else exp.column(c) for c, n in keep)
+        ).from_(exp.Table(this=exp.to_identifier(table.name)))
+        table.replace(exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(alias.name))))
+    return None
+
+
+def _field_selections(scopes: list[Scope], known: _Schema) -> str | None:
+    """Why a field selection ``(x).f`` does not resolve (None: each does). On PostgreSQL
+    ``(x).f`` calls ``f(x)`` unless ``x`` is a row: ``x`` must name a table, CTE or subquery of
+    the query (``(alias)`` or ``(alias.*)``) and ``f`` one of its columns."""
+    for scope in scopes:
+        for dot in scope.walk():
+            if not isinstance(dot, exp.Dot) or isinstance(dot.expression, exp.Func):
+                continue
+            inner = unwrap_paren(dot.this)
+            if not isinstance(dot.this, exp.Paren) or not isinstance(inner, exp.Column):
+                return "A dotted name that is not a column cannot be checked"
+            name = inner.table if isinstance(inner.this, exp.Star) else inner.name
+            src = _find_source(scope, name)
+            field = dot.expression
+            if src is None:
+                return f"({name}).{field.sql()} reads a field of a value that is not a row"
+            if isinstance(field, exp.Star):
+                continue
+            if isinstance(src, exp.Table):
+                columns = known.columns.get(src.name)
+                if columns is not None and field.name not in columns:
+                    return f"({name}).{field.name} names no column of {name}"
+            elif isinstance(src, Scope):
+                outputs = _derived_outputs(src)
+                if outputs is None or field.name not in outputs:
+                    return f"({name}).{field.name} names no column of {name}"
+    return None
+
+
 def validate_sql(
     sql: str,
     *,
@@ -408,7 +492,12 @@ def validate_sql(
         return _refused()
     restricted = policy_restricts(policy, datasource)
     try:
-        return _validate(sql, d, datasource, schema, policy, restricted)
+        verdict = _validate(sql, d, datasource, schema, policy, restricted)
+        if verdict.ok:
+            check_statement(sql, dialect)  # the guard's allow-lists: syntax, calls, casts, dots
+        return verdict
+    except StatementRefused as refusal:  # the SQL alone decides it: no oracle of the schema
+        return _invalid(refusal.reason)
     except RecursionError:
         return _invalid("The SQL is nested too deeply to check")
 
@@ -434,6 +523,9 @@ def _validate(
     tree = parsed
     spelled = _lowercase_identifiers(tree)
     known = _Schema(schema)
+    renamed = _alias_column_lists(tree, known)
+    if isinstance(renamed, Validation):
+        return cannot_analyse(renamed.message) if restricted else renamed
 
     qualified = _resolve_qualifiers(tree, d, spelled)
     if isinstance(qualified, Validation):
@@ -451,6 +543,9 @@ def _validate(
     if missing:
         return miss(missing)
 
+    fields = _field_selections(scopes, known)
+    if fields is not None:
+        return _refused() if restricted else _invalid(fields)
     whole, missing = _whole_rows(scopes, known, d, spelled)
     if missing:
         return miss(missing)

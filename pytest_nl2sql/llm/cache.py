@@ -6,10 +6,19 @@ index of ``--nl2sql-repeat``, so K attempts are K entries) -- as the SHA-256 of 
 JSON. It stores what the server answered (the message content, a refusal, the finish reason,
 the model and the usage), so a cached answer is parsed exactly as a fresh one.
 
-Safe by construction:
+What it protects against, and what not:
 
 * **JSON, never pickle**: reading a cache folder cannot run code; an entry that is not the
-  JSON this module writes (broken, tampered, another version) is only a miss.
+  JSON this module writes (broken, cut short, another version) is only a miss.
+* **No integrity check**: an entry edited in place, keeping the shape, is served as a hit.
+  Whoever can write the folder can change the answers (and so the scores) of the runs that
+  read it; keep it where only you can write. What it serves is still only a plan: it goes
+  through the plan compiler, the statement guard and the validator for the role, exactly as a
+  fresh answer does, so an edited entry cannot read or change more than a model could.
+* **No symlinks followed inside the folder**: ``CACHEDIR.TAG`` is created only where nothing
+  is (``O_CREAT | O_EXCL | O_NOFOLLOW``), an entry is read with ``O_NOFOLLOW``, and a
+  two-letter folder that is a symlink (or not a folder) is neither read nor written -- a
+  warning says so once per cache.
 * **Atomic writes**: an entry is written to a temporary file in its folder and renamed into
   place, so xdist workers and threads sharing the folder never read half an entry; two
   writers of one key write the same answer's bytes, and the last rename wins.
@@ -27,7 +36,9 @@ import hashlib
 import json
 import os
 import re
+import stat
 import threading
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -84,6 +95,7 @@ class ResponseCache:
         self.stores = 0
         self._lock = threading.Lock()
         self._size: tuple[int, int] | None = None  # (entries, bytes), counted on the first store
+        self._warned = False
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.folder)!r})"
@@ -91,14 +103,46 @@ class ResponseCache:
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
 
+    def _not_followed(self, path: Path, what: str) -> None:
+        with self._lock:
+            if self._warned:
+                return
+            self._warned = True
+        warnings.warn(
+            f"pytest-nl2sql response cache: {path} is {what}; the cache does not follow it "
+            "(those entries are neither read nor stored; remove it, or pytest-nl2sql cache clear)",
+            stacklevel=3,
+        )
+
+    def _shard(self, key: str, *, create: bool) -> Path | None:
+        """The entry's two-letter folder when it is a real folder (made if ``create``), else None."""
+        shard = self.folder / key[:2]
+        try:
+            mode = os.lstat(shard).st_mode
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                os.mkdir(shard)
+                return shard
+            except FileExistsError:
+                return self._shard(key, create=False)
+        if stat.S_ISLNK(mode):
+            self._not_followed(shard, "a symlink")
+            return None
+        if not stat.S_ISDIR(mode):
+            self._not_followed(shard, "not a folder")
+            return None
+        return shard
+
     # -- reading and writing ------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
         """The entry stored under ``key``, or None (a broken entry is a miss)."""
         path = self._path(key)
         entry: Any = None
         try:
-            if path.stat().st_size <= MAX_ENTRY_BYTES + 4096:
-                entry = json.loads(path.read_text(encoding="utf-8"))
+            if self._shard(key, create=False) is not None:
+                entry = json.loads(_read_nofollow(path, MAX_ENTRY_BYTES + 4096))
         except (OSError, ValueError, RecursionError):
             entry = None
         with self._lock:
@@ -108,8 +152,8 @@ class ResponseCache:
                 self.misses += 1
                 return None
         try:
-            os.utime(path)  # least recently *used* goes first
-        except OSError:
+            os.utime(path, follow_symlinks=False)  # least recently *used* goes first
+        except (OSError, NotImplementedError):
             pass
         return entry
 
@@ -130,7 +174,8 @@ class ResponseCache:
         path = self._path(key)
         try:
             self._tag()
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if self._shard(key, create=True) is None:
+                return False
             replace_bytes(path, data)
         except OSError:
             return False
@@ -146,13 +191,21 @@ class ResponseCache:
         return True
 
     def _tag(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
         tag = self.folder / "CACHEDIR.TAG"
-        if not tag.exists():
-            self.folder.mkdir(parents=True, exist_ok=True)
-            try:
-                tag.write_text(_TAG)
+        try:
+            mode = os.lstat(tag).st_mode
+        except FileNotFoundError:
+            try:  # only where nothing is: never through a (dangling) symlink
+                fd = os.open(tag, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
             except OSError:
-                pass
+                return
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(_TAG)
+            return
+        if stat.S_ISLNK(mode):
+            self._not_followed(tag, "a symlink")
+
 
     # -- upkeep ----------------------------------------------------------------------
     def _entries(self) -> list[tuple[float, int, Path]]:
@@ -230,3 +283,15 @@ class ResponseCache:
         with self._lock:
             self._size = (0, 0)
         return removed
+
+
+def _read_nofollow(path: Path, limit: int) -> str:
+    """The text of the file ``path`` (at most ``limit`` bytes), never through a symlink."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError("not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError("entry too large")
+    return data.decode("utf-8")

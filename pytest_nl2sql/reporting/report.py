@@ -39,6 +39,16 @@ class CaseItem(Protocol):
 
 REPORT_SCHEMA = "pytest-nl2sql/report"
 REPORT_VERSION = 1
+#: The longest text a record or a failure report keeps of one value (SQL, an error, a detail):
+#: the statement guard's limit, so any SQL that could have run is kept whole.
+MAX_TEXT_CHARS = 100_000
+
+
+def clip(text: Any, limit: int = MAX_TEXT_CHARS) -> Any:
+    """``text`` cut to ``limit`` characters with a marker saying how long it was (not text: as is)."""
+    if isinstance(text, str) and len(text) > limit:
+        return f"{text[:limit]} ... [truncated: {len(text):,} characters]"
+    return text
 
 
 def make_record(
@@ -65,17 +75,17 @@ def make_record(
         "mode": mode,
         "status": answer.status if answer is not None else ("routed" if route is not None else None),
         "scores": {
-            s.name: {"passed": s.passed, "value": s.value, "detail": s.detail, "gating": s.gating} for s in scores
+            s.name: {"passed": s.passed, "value": s.value, "detail": clip(s.detail), "gating": s.gating} for s in scores
         },
-        "sql": answer.sql if answer is not None else None,
-        "gold_sql": case.sql,
+        "sql": clip(answer.sql) if answer is not None else None,
+        "gold_sql": clip(case.sql),
         "rows": len(answer.rows) if answer is not None and answer.rows is not None else None,
         "truncated": bool(answer.truncated) if answer is not None else False,
         "route": {"top": route.top, "shortlist": list(route.shortlist)} if route is not None else None,
         "cost_usd": answer.cost_usd if answer is not None else 0.0,
         "latency_s": round(latency, 6),
-        "error": (answer.error if answer is not None else None),
-        "message": (answer.message or None) if answer is not None else None,
+        "error": clip(answer.error) if answer is not None else None,
+        "message": clip(answer.message or None) if answer is not None else None,
         "code": answer.code if answer is not None else None,
         "skipped": skipped,
         "question": case.question,
@@ -162,20 +172,20 @@ def failure_text(item: CaseItem, mode: str, answer: Answer | None, route: RouteR
     ]
     if answer is not None:
         actual = answer.status + (f" ({answer.code})" if answer.code else "")
-        lines.append(f"  actual:   {actual}" + (f" -- {answer.message}" if answer.message and answer.status != "ok" else ""))
+        lines.append(f"  actual:   {actual}" + (f" -- {clip(answer.message)}" if answer.message and answer.status != "ok" else ""))
     if route is not None:
         lines.append(f"  routing:  ranked {[n for n, _ in route.ranked[:3]]}, shortlist {list(route.shortlist)}")
     for s in scores:
         if s.passed is False:
-            lines.append(f"  FAILED {s.name}: {s.detail}")
+            lines.append(f"  FAILED {s.name}: {clip(s.detail)}")
         else:
-            lines.append(f"  {'ok' if s.passed else 'info'} {s.name}" + (f": {s.detail}" if s.detail else ""))
+            lines.append(f"  {'ok' if s.passed else 'info'} {s.name}" + (f": {clip(s.detail)}" if s.detail else ""))
     if case.sql:
         lines.append("  gold SQL:")
-        lines.extend("    " + ln for ln in case.sql.rstrip().splitlines())
+        lines.extend("    " + ln for ln in clip(case.sql).rstrip().splitlines())
     if answer is not None and answer.sql:
         lines.append("  generated SQL:")
-        lines.extend("    " + ln for ln in answer.sql.rstrip().splitlines())
+        lines.extend("    " + ln for ln in clip(answer.sql).rstrip().splitlines())
     for s in scores:
         if s.name == "result_match" and s.passed is False and (s.data.get("missing") or s.data.get("unexpected")):
             if s.data.get("missing"):
@@ -185,7 +195,7 @@ def failure_text(item: CaseItem, mode: str, answer: Answer | None, route: RouteR
                 lines.append(f"  unexpected rows (first {min(10, len(s.data['unexpected']))}):")
                 lines.extend(_fmt_rows(s.data["unexpected"][:10]))
     if answer is not None and answer.error:
-        lines.append(f"  engine error: {answer.error}")
+        lines.append(f"  engine error: {clip(answer.error)}")
     return line_safe("\n".join(lines))  # database, engine and suite text: no control character, no '::' line
 
 

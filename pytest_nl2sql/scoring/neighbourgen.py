@@ -6,6 +6,10 @@ where allowed, repeats for ties and duplicates, and now and then an empty table.
 writes each row (``insert``) and says whether it was kept: SQLite in ``neighbours``,
 PostgreSQL in ``pgneighbours``. One ``random.Random`` per (seed, neighbour) makes it
 reproducible.
+
+A column some role may not read never lends its real values to a neighbour: ``hide`` replaces
+its sample by synthetic values of its kind (``synthetic``) before anything is drawn, so a
+query that reaches a neighbour can find nothing there that the real database keeps from a role.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["ColumnSpec", "TableSpec", "digest", "fill", "fk_order", "quote_ident"]
+__all__ = ["ColumnSpec", "TableSpec", "digest", "fill", "fk_order", "hide", "quote_ident", "synthetic"]
 
 #: Distinct values sampled per column of the real database.
 SAMPLE_VALUES = 40
@@ -29,7 +33,7 @@ MAX_ROWS = 24
 #: The share of neighbours' tables left empty.
 EMPTY_TABLE_RATE = 0.08
 #: Bumped whenever generation changes, so cached neighbours of an older generator are not reused.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 
 @attrs.frozen
@@ -110,6 +114,35 @@ def _affinity(decl: str) -> str:
     if any(w in d for w in ("NUM", "DEC")):
         return "real"
     return "any"
+
+
+def synthetic(col: ColumnSpec) -> tuple:
+    """Made-up values of ``col``'s kind, none taken from the real database."""
+    kind = col.kind
+    if kind == "int":
+        return tuple(range(1, 9))
+    if kind == "real":
+        return (0.5, 1.5, 2.25, 10.0, 99.75)
+    if kind == "bool":
+        return (True, False)
+    if kind == "time":
+        return tuple(datetime.date(2000, 1, day) for day in range(1, 9))
+    if kind in ("text", "any"):
+        return tuple(f"value {i}" for i in range(1, 9))
+    return ()  # a type we cannot make up (json, arrays, ...): NULLs where allowed, else no row
+
+
+def hide(tables: Sequence[TableSpec], hidden: Callable[[str, str], bool] | None) -> list[TableSpec]:
+    """``tables`` with every column ``hidden(table, column)`` names drawn from synthetic values."""
+    if hidden is None:
+        return list(tables)
+    out = []
+    for t in tables:
+        cols = tuple(
+            attrs.evolve(c, values=synthetic(c)) if hidden(t.name, c.name) else c for c in t.columns
+        )
+        out.append(attrs.evolve(t, columns=cols))
+    return out
 
 
 def _perturbed(col: ColumnSpec, rnd: random.Random) -> list[Any]:

@@ -40,6 +40,7 @@ from typing import Any
 import attrs
 
 from pytest_nl2sql.datasources.adapter import QueryError
+from pytest_nl2sql.datasources.authorizer import query_authorizer
 from pytest_nl2sql.scoring.neighbourgen import (
     GENERATOR_VERSION,
     SAMPLE_VALUES,
@@ -48,6 +49,7 @@ from pytest_nl2sql.scoring.neighbourgen import (
     digest,
     fill,
     fk_order,
+    hide,
 )
 from pytest_nl2sql.scoring.neighbourgen import quote_ident as _q
 from pytest_nl2sql.scoring.pgneighbours import NeighbourSetupError, PgNeighbour, PgSource
@@ -170,17 +172,20 @@ def keep_best(candidates: Sequence[Path], kills: Callable[[Path], set], k: int) 
 
 
 def neighbours(
-    database: Path, k: int, seed: int, cache_dir: Path, *, kills: Callable[[Path], set] | None = None, pool: int = 4
+    database: Path, k: int, seed: int, cache_dir: Path, *, kills: Callable[[Path], set] | None = None, pool: int = 4,
+    hidden: Callable[[str, str], bool] | None = None,
 ) -> list[Path]:
     """``k`` neighbour databases of the SQLite file ``database``, built once and cached. With
-    ``kills``, the ``k`` of ``k * pool`` candidates that kill the most mutants (``keep_best``)."""
+    ``kills``, the ``k`` of ``k * pool`` candidates that kill the most mutants (``keep_best``);
+    columns ``hidden(table, column)`` names get synthetic values (``neighbourgen.hide``)."""
     if kills is not None and pool > 1:
-        return keep_best(neighbours(database, k * pool, seed, cache_dir), kills, k)
+        return keep_best(neighbours(database, k * pool, seed, cache_dir, hidden=hidden), kills, k)
     con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
         tables, extra = read_schema(con)
     finally:
         con.close()
+    tables = hide(tables, hidden)
     cache_dir.mkdir(parents=True, exist_ok=True)
     key = digest(tables, extra)
     out = []
@@ -192,17 +197,15 @@ def neighbours(
     return out
 
 
-def _read_only(action: int, *_args: Any) -> int:
-    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE):
-        return sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_DENY
-
-
 @contextlib.contextmanager
-def _connect(path: Path) -> Iterator[sqlite3.Connection]:
+def _connect(path: Path, datasource: str = "", policy: Any = None) -> Iterator[sqlite3.Connection]:
+    """A read-only connection under the real database's authorizer: reads and allow-listed
+    functions only, and with ``policy`` only the role's columns."""
+    if not path.is_file():  # sqlite3 would create it: a neighbour that is not there is an error
+        raise sqlite3.OperationalError(f"unable to open database file {path}")
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     try:
-        con.set_authorizer(_read_only)
+        con.set_authorizer(query_authorizer(datasource, policy, {}, {}))
         yield con
     finally:
         con.close()
@@ -214,13 +217,16 @@ Neighbour = Path | PgNeighbour
 QUERY_FAILED = (sqlite3.Error, QueryError)
 
 
-def run_query(neighbour: Neighbour, sql: str, limit: int = 100_000) -> tuple[tuple[str, ...], list[tuple]]:
+def run_query(
+    neighbour: Neighbour, sql: str, limit: int = 100_000, *, datasource: str = "", policy: Any = None
+) -> tuple[tuple[str, ...], list[tuple]]:
     """Run one SELECT on a neighbour (read-only, bounded in time and rows); raises one of
-    ``QUERY_FAILED`` when it fails. SQLite: no writes, ATTACH or PRAGMA; PostgreSQL: the
-    statement guard and a READ ONLY transaction (``PgNeighbour.run``)."""
+    ``QUERY_FAILED`` when it fails. SQLite: the real database's authorizer (reads and
+    allow-listed functions; with ``policy``, the role's columns only); PostgreSQL: the statement
+    guard, a READ ONLY transaction, as the neighbour's reader role (``PgNeighbour.run``)."""
     if isinstance(neighbour, PgNeighbour):
         return neighbour.run(sql, limit)
-    with _connect(neighbour) as con:
+    with _connect(neighbour, datasource, policy) as con:
         deadline = time.monotonic() + QUERY_SECONDS
         con.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
         cur = con.execute(sql)
@@ -239,12 +245,14 @@ class NeighboursUnavailable(Exception):
 Source = Path | PgSource
 
 
-def build(source: Source, k: int, seed: int, cache_dir: Path) -> list[Neighbour]:
+def build(
+    source: Source, k: int, seed: int, cache_dir: Path, hidden: Callable[[str, str], bool] | None = None
+) -> list[Neighbour]:
     """``k`` neighbours of ``source`` (SQLite: files in ``cache_dir``; PostgreSQL: databases
-    on its scratch server), built once and then found again."""
+    on its scratch server), built once and then found again; ``hidden`` columns synthetic."""
     if isinstance(source, PgSource):
-        return list(source.build(k, seed))
-    return list(neighbours(source, k, seed, cache_dir))
+        return list(source.build(k, seed, hidden=hidden))
+    return list(neighbours(source, k, seed, cache_dir, hidden=hidden))
 
 
 @attrs.define
@@ -261,6 +269,10 @@ class Neighbourhood:
     golds: Callable[[str], Sequence[str]] | None = None
     pool: int = 3
     why: Callable[[str], str] | None = None
+    #: datasource -> ``hidden(table, column)``: the columns some role may not read (synthetic)
+    hidden: Callable[[str], Callable[[str, str], bool]] | None = None
+    #: ``admit(datasource, role, sql)`` -> (why not, the role's policy): the guard and validator
+    admit: Callable[[str, str, str], tuple[str | None, Any]] | None = None
     _built: dict[str, list[Neighbour] | None] = attrs.field(factory=dict)
     _failed: dict[str, str] = attrs.field(factory=dict)
     _gold: dict[tuple[str, str], tuple | None] = attrs.field(factory=dict)
@@ -280,11 +292,12 @@ class Neighbourhood:
                     return None
                 start = time.perf_counter()
                 golds = list(self.golds(datasource)) if self.golds is not None else []
+                hidden = self.hidden(datasource) if self.hidden is not None else None
                 try:
                     if golds and self.pool > 1:
-                        built = distil(source, self.k, self.seed, self.cache_dir, golds, pool=self.pool)
+                        built = distil(source, self.k, self.seed, self.cache_dir, golds, pool=self.pool, hidden=hidden)
                     else:
-                        built = build(source, self.k, self.seed, self.cache_dir)
+                        built = build(source, self.k, self.seed, self.cache_dir, hidden)
                 except Exception as exc:  # noqa: BLE001 -- said once per item, never retried
                     reason = str(exc) if isinstance(exc, NeighbourSetupError) else f"{type(exc).__name__}: {exc}"
                     self._failed[datasource] = f"the neighbours of {datasource!r} could not be built: {reason}"
@@ -293,14 +306,21 @@ class Neighbourhood:
                 self.build_seconds[datasource] = time.perf_counter() - start
             return self._built[datasource]
 
-    def gold_result(self, neighbour: Neighbour, sql: str) -> tuple | None:
+    def gold_result(self, neighbour: Neighbour, sql: str, datasource: str = "") -> tuple | None:
         """The columns and rows of the gold ``sql`` on ``neighbour`` (None: it fails there), run
-        once: every role of a case, and every item of a paraphrase group, asks for the same."""
+        once: every role of a case, and every item of a paraphrase group, asks for the same. A
+        neighbour that cannot be opened raises ``NeighboursUnavailable``, and ``datasource`` is
+        then unavailable for every later item (said once, never "checked, passed")."""
         key = (str(neighbour), sql)
         if key not in self._gold:
             try:
-                result: tuple | None = run_query(neighbour, sql)
-            except QUERY_FAILED:
+                result: tuple | None = run_query(neighbour, sql, datasource=datasource)
+            except QUERY_FAILED as exc:
+                if _unopenable(exc):
+                    reason = f"the neighbour database {_label(neighbour)} of {datasource!r} cannot be opened: {exc}"
+                    with self._lock:
+                        self._failed[datasource] = reason
+                    raise NeighboursUnavailable(reason) from None
                 result = None
             if result is not None and len(result[1]) > GOLD_CACHE_ROWS:
                 return result  # a large one is not kept
@@ -320,22 +340,32 @@ def _rows_json(rows: Sequence[tuple], n: int = 10) -> list[list]:
     return [list(normalize_row(r)) for r in rows[:n]]
 
 
-def disagreement(hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql: str, rule: Any) -> dict | None:
+def disagreement(
+    hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql: str, rule: Any, role: str | None = None
+) -> dict | None:
     """The first neighbour on which the answer's SQL and the gold SQL give different results
     (with both results), or None when they agree on every neighbour. A neighbour on which the
-    gold SQL itself fails is passed over; one on which only the answer's SQL fails disagrees."""
+    gold SQL itself fails is passed over; one on which only the answer's SQL fails disagrees.
+    With ``role``, the answer's SQL must first pass the guard and the validator for it
+    (``Neighbourhood.admit``) and runs under the role's columns."""
     from pytest_nl2sql.scoring.matching import match_rows
 
     found = hood.of(datasource)
     if not found:
         return None
+    policy = None
+    if role is not None and hood.admit is not None:
+        why, policy = hood.admit(datasource, role, answer_sql)
+        if why is not None:
+            return {"neighbour": 0, "database": "", "reason": f"the answer's SQL is not run on the neighbours: {why}",
+                    "gold_rows": [], "answer_rows": None}
     for i, neighbour in enumerate(found):
-        gold = hood.gold_result(neighbour, gold_sql)
+        gold = hood.gold_result(neighbour, gold_sql, datasource)
         if gold is None:
             continue
         gcols, grows = gold
         try:
-            pcols, prows = run_query(neighbour, answer_sql)
+            pcols, prows = run_query(neighbour, answer_sql, datasource=datasource, policy=policy)
         except QUERY_FAILED as exc:
             return {"neighbour": i, "database": str(neighbour), "reason": f"the answer's SQL fails there: {exc}",
                     "gold_rows": _rows_json(grows), "answer_rows": None}
@@ -365,8 +395,16 @@ def _label(neighbour: Neighbour) -> str:
     return neighbour.dbname if isinstance(neighbour, PgNeighbour) else neighbour.name
 
 
+def _unopenable(exc: BaseException) -> bool:
+    """Whether a neighbour query failed because the neighbour itself cannot be opened."""
+    if isinstance(exc, QueryError):
+        return exc.kind == "unreachable"
+    return isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc)
+
+
 def distil(
-    source: Source, k: int, seed: int, cache_dir: Path, golds: Sequence[str], *, pool: int = 3, per_query: int = 8
+    source: Source, k: int, seed: int, cache_dir: Path, golds: Sequence[str], *, pool: int = 3, per_query: int = 8,
+    hidden: Callable[[str, str], bool] | None = None,
 ) -> list[Neighbour]:
     """The ``k`` of ``k * pool`` neighbours of ``source`` that together kill the most mutants
     of the ``golds`` (up to ``per_query`` each), as the test-suite paper distils its databases.
@@ -377,7 +415,7 @@ def distil(
     from pytest_nl2sql.scoring.mutants import kill_rates, mutants
 
     dialect = source.dialect if isinstance(source, PgSource) else "sqlite"
-    candidates = build(source, k * pool, seed, cache_dir)
+    candidates = build(source, k * pool, seed, cache_dir, hidden)
     by_label = {_label(c): c for c in candidates}
     h = hashlib.sha256(json.dumps([GENERATOR_VERSION, _label(candidates[0]) if candidates else "", k, pool, per_query, sorted(golds)]).encode())
     memo = cache_dir / f"distilled-{h.hexdigest()[:16]}.json"
@@ -457,4 +495,9 @@ def from_project(
             return f"datasource {name!r} has no SQLite file to build neighbours from"
         return f"datasource {name!r} is on {kind}: neighbour databases are built for SQLite and PostgreSQL only"
 
-    return Neighbourhood(k=k, resolve=resolve, cache_dir=cache_dir, seed=seed, golds=golds, why=why)
+    from pytest_nl2sql.scoring.neighbourrules import admission, hidden_columns
+
+    return Neighbourhood(
+        k=k, resolve=resolve, cache_dir=cache_dir, seed=seed, golds=golds, why=why,
+        hidden=lambda name: hidden_columns(project, name), admit=admission(project),
+    )

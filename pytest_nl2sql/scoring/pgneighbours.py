@@ -20,7 +20,14 @@ out, and a query that needs it fails there: the gold failing on a neighbour pass
 
 Queries run on a neighbour through a ``datasources.Adapter``: the statement guard with its
 function allow-list, a READ ONLY transaction, a statement timeout and a row cap, as on the
-real database (``PgNeighbour.run``). ``drop_neighbours`` removes them all from the server.
+real database (``PgNeighbour.run``), and never as the scratch login: each neighbour has a
+``NOLOGIN`` reader role of its own (``<name>_r``) that may only ``SELECT`` its tables, and every
+query runs under ``SET LOCAL ROLE`` to it -- so even a superuser scratch login lends a query no
+privilege (the scratch login needs ``CREATEROLE`` besides ``CREATEDB`` to make those roles).
+Columns some role may not read get synthetic values (``neighbourgen.hide``). A neighbour the
+scratch login cannot open or read as its reader (built by another login under the same name)
+is an error (``NeighbourSetupError``), never a neighbour that passes everything.
+``drop_neighbours`` removes them all from the server, with their reader roles.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from pytest_nl2sql.scoring.neighbourgen import (
     TableSpec,
     fill,
     fk_order,
+    hide,
 )
 
 __all__ = ["NAME_PREFIX", "NeighbourSetupError", "PgNeighbour", "PgSource", "drop_neighbours"]
@@ -81,12 +89,37 @@ class PgNeighbour:
         return redact_url(self.url)
 
     def run(self, sql: str, limit: int = QUERY_ROWS) -> tuple[tuple[str, ...], list[tuple]]:
-        """The columns and rows of one SELECT on this neighbour; ``QueryError`` when it fails
-        or returns more than ``limit`` rows."""
-        result = _adapter(self).execute(sql, row_limit=limit)
+        """The columns and rows of one SELECT on this neighbour, run as its reader role;
+        ``QueryError`` when it fails or returns more than ``limit`` rows (``unreachable`` when
+        the neighbour cannot be opened or read as its reader)."""
+        try:
+            result = _adapter(self).execute(sql, row_limit=limit, role=_Reader(reader_role(self.dbname)))
+        except QueryError as exc:
+            text = exc.message.lower()
+            if "permission denied to set role" in text or f'role "{reader_role(self.dbname)}" does not exist' in text:
+                raise QueryError("unreachable", f"cannot read the neighbour as its reader role: {exc.message}") from None
+            raise
         if result.truncated:
             raise QueryError("sql_error", f"more than {limit} rows")
         return result.columns, result.rows
+
+
+@attrs.frozen
+class _Reader:
+    """What ``Adapter.execute(role=...)`` reads of a role on PostgreSQL: the role to SET."""
+
+    db_role: str
+
+    def allows_column(self, *_: Any) -> bool:
+        return True
+
+    def allows_table(self, *_: Any) -> bool:
+        return True
+
+
+def reader_role(dbname: str) -> str:
+    """The NOLOGIN role that reads neighbour ``dbname`` (and nothing else)."""
+    return f"{dbname}_r"
 
 
 _ADAPTERS: dict[str, Adapter] = {}
@@ -142,9 +175,12 @@ class PgSource:
 
     dialect = "postgres"  # sqlglot's name, for mutants
 
-    def build(self, k: int, seed: int) -> list[PgNeighbour]:
-        """``k`` neighbours (built once per schema digest and seed, then found by name)."""
+    def build(self, k: int, seed: int, hidden: Any = None) -> list[PgNeighbour]:
+        """``k`` neighbours (built once per schema digest and seed, then found by name); the
+        columns ``hidden(table, column)`` names get synthetic values."""
         schema = self.read_schema()
+        if hidden is not None:
+            schema = attrs.evolve(schema, tables=tuple(hide(schema.tables, hidden)))
         key = schema.digest()
         with _scratch(self.scratch_url, self.allow_privileged_login) as admin:
             existing = {r[0] for r in admin.execute(
@@ -156,6 +192,15 @@ class PgSource:
                 if name not in existing:
                     _build(admin, self.scratch_url, name, schema, random.Random(f"{seed}:{i}"))
                 out.append(PgNeighbour(self.datasource, i, name, self._neighbour_url(name)))
+        for n in out:  # one that this login cannot open or read as its reader is no neighbour
+            try:
+                n.run("SELECT 1 AS n", 1)
+            except QueryError as exc:
+                raise NeighbourSetupError(
+                    f"the neighbour database {n.dbname} exists but cannot be read here ({exc.message}); "
+                    "another login may have built it: drop it (pytest-nl2sql cache neighbours --drop, as "
+                    "that login) or use that login as test_suite.scratch_url"
+                ) from None
         return out
 
     def _neighbour_url(self, dbname: str) -> str:
@@ -360,8 +405,8 @@ def _scratch(url: str, allow_privileged: bool) -> Iterator[Any]:
             "(check test_suite.scratch_url in nl2sql.yaml)"
         ) from None
     try:
-        login, superuser, createdb = con.execute(
-            "SELECT rolname, rolsuper, rolcreatedb FROM pg_roles WHERE rolname = current_user"
+        login, superuser, createdb, createrole = con.execute(
+            "SELECT rolname, rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user"
         ).fetchone()
         if superuser and not allow_privileged:
             raise NeighbourSetupError(
@@ -373,6 +418,12 @@ def _scratch(url: str, allow_privileged: bool) -> Iterator[Any]:
             raise NeighbourSetupError(
                 f"test_suite.scratch_url: the login {login!r} may not create databases "
                 f"(ALTER ROLE {login} CREATEDB), and each neighbour is a database of its own"
+            )
+        if not (superuser or createrole):
+            raise NeighbourSetupError(
+                f"test_suite.scratch_url: the login {login!r} may not create roles "
+                f"(ALTER ROLE {login} CREATEROLE): each neighbour is read as a role of its own "
+                "that may only SELECT there, never as the scratch login"
             )
         yield con
     finally:
@@ -394,9 +445,15 @@ def _build(admin: Any, scratch_url: str, name: str, schema: _Schema, rnd: random
         admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0 {}").format(sql.Identifier(temp), clause))
     except psycopg.Error:  # a locale the scratch server lacks: its default one
         admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(temp)))
+    reader = reader_role(name)
     try:
+        with contextlib.suppress(psycopg.errors.DuplicateObject):  # a racing builder made it
+            admin.execute(sql.SQL("CREATE ROLE {} NOLOGIN NOINHERIT").format(sql.Identifier(reader)))
+        with contextlib.suppress(psycopg.Error):  # already a member (PostgreSQL 16 grants it to the creator)
+            admin.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(sql.Identifier(reader)))
         with psycopg.connect(**_conninfo(scratch_url, temp)) as con:
             _load(con, schema, rnd)
+            _grant_reader(con, reader)
         # whole: from now on every session on it is read-only by default, on the server's
         # side too, and no other login may connect
         admin.execute(sql.SQL("ALTER DATABASE {} SET default_transaction_read_only = on").format(sql.Identifier(temp)))
@@ -463,6 +520,16 @@ def _load(con: Any, schema: _Schema, rnd: random.Random) -> None:
     con.commit()
 
 
+def _grant_reader(con: Any, reader: str) -> None:
+    """The reader may use each user schema and SELECT its tables and views; nothing else."""
+    from psycopg import sql
+
+    for (nsp,) in _rows(con, f"SELECT n.nspname FROM pg_namespace n WHERE {_USER_SCHEMA}"):
+        con.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(nsp), sql.Identifier(reader)))
+        con.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(sql.Identifier(nsp), sql.Identifier(reader)))
+    con.commit()
+
+
 def _without_collations(create: str) -> str:
     import re
 
@@ -482,6 +549,8 @@ def drop_neighbours(scratch_url: str, *, allow_privileged_login: bool = False, d
             return names
         for name in names:
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            with contextlib.suppress(Exception):
+                admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(reader_role(name))))
     with _ADAPTERS_LOCK:
         for url in [u for u in _ADAPTERS if any(f"/{n}" in u for n in names)]:
             _ADAPTERS.pop(url).close()

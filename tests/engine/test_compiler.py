@@ -99,3 +99,16 @@ def test_division_by_zero_gives_null_everywhere(run: Run) -> None:
                          {"expr": {"idiv": [7, 0]}, "alias": "y"}]})
     for dialect in ("sqlite", "duckdb"):
         assert run(dialect, compile_plan(p, dialect)) == [(None, None)]
+
+
+def test_raw_sql_in_a_plan_is_bounded_like_the_guard_with_a_clear_error() -> None:
+    """A huge or deeply nested raw SQL expression is a CompileError naming the limit, never a
+    RecursionError or a copy of megabytes of text (issue 21)."""
+    from pytest_nl2sql.engine.compiler import CompileError, compile_plan
+    from pytest_nl2sql.engine.plan import PlanModel
+
+    for raw, said in (("x" * 200_000, "characters long"), ("(" * 5000 + "1" + ")" * 5000, "")):
+        plan = PlanModel.from_dict({"datasource": "d", "from": "t", "select": [{"expr": {"sql": raw}, "alias": "x"}]})
+        with pytest.raises(CompileError) as caught:
+            compile_plan(plan, "sqlite")
+        assert said in str(caught.value) and len(str(caught.value)) < 1000

@@ -188,3 +188,16 @@ def test_a_cte_named_like_a_denied_table_reads_nothing_from_it() -> None:
     v = check("WITH Employee AS (SELECT 1 AS x) SELECT x FROM Employee",
               Policy(deny_tables=["Employee"]))
     assert v.ok and v.tables == frozenset()
+
+
+def test_database_suggestions_are_cut_from_errors_for_a_restricted_role() -> None:
+    from pytest_nl2sql.engine.validator import without_suggestions
+
+    duck = 'Binder Error: Referenced column "Secrte" not found in FROM clause!\nCandidate bindings: "Secret"'
+    assert without_suggestions(duck) == 'Binder Error: Referenced column "Secrte" not found in FROM clause!'
+    assert "Secret" not in without_suggestions(duck.replace(chr(10), ' '))
+    table = 'Catalog Error: Table with name Payrol does not exist! Did you mean "Payroll"?'
+    assert "Payroll" not in without_suggestions(table) and without_suggestions(table).startswith("Catalog Error")
+    pg = 'column "secrte" does not exist\nLINE 1: SELECT secrte\nHINT:  Perhaps you meant to reference the column "c.Secret".'
+    assert without_suggestions(pg) == 'column "secrte" does not exist'
+    assert without_suggestions("") == "the query failed on the database"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,9 @@ def test_a_prediction_for_a_role_wins_over_the_roleless_one(shop: Path, project)
 
 def test_sqlite_double_quoted_strings_are_strings(shop: Path, project) -> None:
     e = engine(project, Prediction(id="shop_002", sql='SELECT name FROM customer WHERE city = "Paris"'))
-    assert sorted(e.answer_case(case(shop, "shop_002"), "admin").rows) == [("Ann",), ("Bob",)]
+    answer = e.answer_case(case(shop, "shop_002"), "admin")
+    assert sorted(answer.rows) == [("Ann",), ("Bob",)]
+    assert answer.sql == "SELECT name FROM customer WHERE city = 'Paris'"  # the SQL that ran
     assert sqlite_string_fallback('SELECT "name" FROM customer WHERE city = "Paris"', ["name", "city"]) == \
         "SELECT \"name\" FROM customer WHERE city = 'Paris'"
 
@@ -99,3 +102,31 @@ def test_from_file_needs_a_project(tmp_path: Path) -> None:
     (tmp_path / "p.jsonl").write_text('{"id": "a", "sql": "SELECT 1"}\n')
     with pytest.raises(PredictionsError, match="needs the project's nl2sql.yaml"):
         ReplayEngine.from_file(tmp_path / "p.jsonl", None)
+
+
+def test_an_oversized_prediction_is_an_error_never_run_and_shown_cut(tmp_path: Path) -> None:
+    from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS
+    from pytest_nl2sql.engine.replay import read_predictions
+
+    huge = "SELECT 1 AS n -- " + "x" * (MAX_SQL_CHARS * 3)
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"id": "c1", "sql": huge}) + "\n")
+    (p,) = read_predictions(path)
+    assert p.oversize == len(huge)
+    assert len(p.sql) < 3000 and p.sql.endswith(f"[truncated: {len(huge):,} characters]")
+
+
+def test_a_predictions_file_over_the_size_limit_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_nl2sql.engine import replay
+
+    monkeypatch.setattr(replay, "MAX_PREDICTIONS_FILE_BYTES", 100)
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"id": "c1", "sql": "SELECT 1" + " " * 200}) + "\n")
+    with pytest.raises(replay.PredictionsError, match="at most 100 are read"):
+        replay.read_predictions(path)
+
+
+def test_an_oversized_prediction_answers_with_a_clear_error(shop: Path, project) -> None:
+    e = engine(project, Prediction(id="shop_001", sql="SELECT 1 ... [truncated: 300,000 characters]", oversize=300_000))
+    a = e.answer_case(case(shop, "shop_001"), "admin")
+    assert a.status == "error" and "300,000 characters long" in a.error and not a.rows

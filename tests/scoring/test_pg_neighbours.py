@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from pytest_nl2sql.config import load_config
-from pytest_nl2sql.datasources import DatasourceRegistry
+from pytest_nl2sql.datasources import DatasourceRegistry, QueryError
 from pytest_nl2sql.scoring.matching import MatchRule
 from pytest_nl2sql.scoring.neighbours import (
     Neighbourhood,
@@ -82,7 +82,7 @@ def pg() -> Iterator[PgServer]:
         superuser = server.create_database("league")
         with psycopg.connect(server.dsn("league"), autocommit=True) as con:
             con.execute(SCHEMA)
-            con.execute(f"CREATE ROLE {SCRATCH_LOGIN} LOGIN CREATEDB")
+            con.execute(f"CREATE ROLE {SCRATCH_LOGIN} LOGIN CREATEDB CREATEROLE")
             con.execute("CREATE ROLE nl2sql_nocreate LOGIN")
         assert superuser
         yield server
@@ -376,3 +376,46 @@ def test_nl2sql_cache_neighbours_lists_and_drops_the_scratch_databases(tmp_path:
     assert "holds 3 neighbour databases" in cli()
     assert "dropped 3 neighbour databases" in cli("--clear")
     assert "holds 0 neighbour databases" in cli()
+
+
+def test_neighbour_queries_run_as_a_reader_role_that_may_only_select_there(pg: PgServer, source: PgSource) -> None:
+    (n,) = source.build(1, 0)
+    reader = f"{n.dbname}_r"
+    with psycopg.connect(pg.dsn("postgres"), autocommit=True) as con:
+        row = con.execute(
+            "SELECT rolsuper, rolcanlogin, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = %s", (reader,)
+        ).fetchone()
+    assert row == (False, False, False, False)
+    assert _fetch(pg, n.dbname, f"SELECT count(*) FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.member WHERE r.rolname = '{reader}'") == [(0,)]
+    # what runs there runs as the reader, not as the scratch login that owns the tables:
+    # take the reader's SELECT away and the same query is refused
+    assert n.run("SELECT count(*) AS n FROM league.team", 10)[1][0][0] >= 0
+    with psycopg.connect(pg.dsn(n.dbname), autocommit=True) as con:
+        con.execute("SET default_transaction_read_only = off")
+        con.execute(f'REVOKE SELECT ON league.team FROM "{reader}"')
+    try:
+        with pytest.raises(QueryError, match="permission denied"):
+            n.run("SELECT count(*) AS n FROM league.team", 10)
+    finally:
+        with psycopg.connect(pg.dsn(n.dbname), autocommit=True) as con:
+            con.execute("SET default_transaction_read_only = off")
+            con.execute(f'GRANT SELECT ON league.team TO "{reader}"')
+
+
+def test_a_neighbour_built_by_another_login_is_an_error_never_a_pass(pg: PgServer, source: PgSource) -> None:
+    source.build(1, 0)
+    with psycopg.connect(pg.dsn("postgres"), autocommit=True) as con:
+        if con.execute("SELECT 1 FROM pg_roles WHERE rolname = 'nl2sql_other'").fetchone() is None:
+            con.execute("CREATE ROLE nl2sql_other LOGIN CREATEDB CREATEROLE")
+    other = PgSource("league", source.url, _scratch(pg, "nl2sql_other"))
+    with pytest.raises(NeighbourSetupError, match="exists but cannot be read here"):
+        other.build(1, 0)
+
+
+def test_a_column_some_role_may_not_read_has_no_real_value_on_a_pg_neighbour(pg: PgServer, source: PgSource) -> None:
+    hidden = lambda table, column: table.endswith("player") and column == "name"  # noqa: E731
+    (n,) = source.build(1, 0, hidden=hidden)
+    names = {r[0] for r in run_query(n, "SELECT name FROM league.player")[1]}
+    assert not names & {"Anna", "Bo", "Cas"}
+    teams = {r[0] for r in run_query(n, "SELECT name FROM league.team")[1]}
+    assert teams <= {"Ajax", "PSV", "", "ajax", "psv", "AJAX", "Ajax ", "PSV "} or teams == set()

@@ -16,6 +16,7 @@ import pytest
 
 from tests.pg_server import server_or_skip
 
+from .duckdb_backend import duckdb_backend
 from .harness import Backend, PgCluster, hush_sqlglot, pg_backends, quiet, sqlite_backend
 
 hush_sqlglot()
@@ -25,6 +26,14 @@ hush_sqlglot()
 def sqlite_security(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
     with quiet():
         backend = sqlite_backend(tmp_path_factory.mktemp("security-sqlite"))
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def duckdb_security(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backend]:
+    with quiet():
+        backend = duckdb_backend(tmp_path_factory.mktemp("security-duckdb"))
     yield backend
     backend.close()
 
@@ -44,11 +53,11 @@ def pg_security(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[PgCl
 
 @pytest.fixture
 def security_backend(request: pytest.FixtureRequest) -> Callable[[str], Backend]:
-    """``security_backend(name)``: the backend ``sqlite``, ``pg_super`` or ``pg_ro``."""
+    """``security_backend(name)``: the backend ``sqlite``, ``duckdb``, ``pg_super`` or ``pg_ro``."""
 
     def get(name: str) -> Backend:
-        if name == "sqlite":
-            return request.getfixturevalue("sqlite_security")
+        if name in ("sqlite", "duckdb"):
+            return request.getfixturevalue(f"{name}_security")
         _, backends = request.getfixturevalue("pg_security")
         return backends[name]
 

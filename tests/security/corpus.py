@@ -12,6 +12,8 @@ What must hold, per attack:
 * ``write`` attacks (kind ``"write"``: statements and functions that change or reach beyond
   the database, runaway queries): status is not ``ok`` (on the adapter path: a ``QueryError``),
   for every role listed;
+* ``control`` entries (false-refusal controls): status ``ok`` for every role listed and on the
+  adapter path; a refusal or an error there is a *false refusal*;
 * ``leak`` attacks: for the roles listed with ``"refused"``, status is exactly ``refused`` on
   the engine paths (the validator's one refusal, the same for a denied and a missing name);
   with ``"not_ok"`` any status but ``ok`` will do (a catalog read may be stopped by the guard
@@ -34,7 +36,9 @@ __all__ = ["ATTACKS", "FAMILIES", "ORACLES", "Attack", "Oracle"]
 
 SQLITE = "sqlite"
 PG = "postgresql"
+DUCKDB = "duckdb"
 BOTH = (SQLITE, PG)
+EVERY_DIALECT = (SQLITE, PG, DUCKDB)
 DEFAULT_MAX_S = 15.0  # no attack may hold a path this long (timeouts are 0.5 s in the corpus)
 
 # family -> (title for the docs, the layers meant to stop it)
@@ -67,11 +71,16 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "leak_rowid": ("SQLite rowid / oid / _rowid_ on a table whose INTEGER PRIMARY KEY is denied, and WHERE rowid = n oracles", "validator (rowid resolved to the primary key); SQLite authorizer"),
     "leak_generated": ("a generated column over a denied column", "validator (role policy); SQLite authorizer"),
     "oracle": ("denied vs misspelt name: the same status and message", "validator (one refusal for denied and missing names)"),
+    "attr_call": ("PostgreSQL attribute notation (x).f, which calls f(x): current_setting, pg_read_file, pg_ls_dir, pg_terminate_backend, ts_stat running SQL held in a string", "guard (syntax allow-list: a field only of (alias) or (alias.*)); validator (the alias must name a row source, the field one of its columns); non-superuser login"),
+    "cast_oracle": ("casts to regclass / regrole / regproc / oid and to a table's row type", "guard (casts only to scalar types); PG db_role"),
+    "alias_columns": ("table alias column lists renaming a denied column: FROM t AS a(x, y, ...)", "validator (alias columns resolved positionally to the real ones); PG db_role"),
+    "duckdb_forms": ("DuckDB's own forms: #n positional columns, SUMMARIZE, DESCRIBE, SHOW, PIVOT / UNPIVOT, x.f() method calls, file readers", "guard (statement and syntax allow-lists, function allow-list); read-only file with external access off"),
+    "control": ("false-refusal controls: string_agg, chr(), ARRAY(subquery), ordinary casts and aliases must answer", "the allow-lists admit them (checked by the dialect's own names)"),
 }
 
 
 def _per_dialect(value: Any, dialects: Iterable[str]) -> dict[str, Any]:
-    if isinstance(value, Mapping) and set(value) <= {SQLITE, PG} and value:
+    if isinstance(value, Mapping) and set(value) <= set(EVERY_DIALECT) and value:
         return dict(value)
     return {d: value for d in dialects}
 
@@ -83,7 +92,7 @@ class Attack:
     id: str
     family: str
     sql: Mapping[str, str]
-    kind: str = "write"  # "write" or "leak"
+    kind: str = "write"  # "write", "leak" or "control" (must answer)
     roles: Mapping[str, str] = attrs.Factory(lambda: {"admin": "not_ok", "viewer": "not_ok"})
     ref: Mapping[str, Any] | None = None  # dialect -> raw-SQL expression (str) or whole plan (dict)
     adapter: str = "auto"  # the adapter path: "auto" (write: no role; leak: viewer), "none", "skip"
@@ -94,12 +103,14 @@ class Attack:
         return self.kind == "leak"
 
     def dialects(self) -> tuple[str, ...]:
-        return tuple(d for d in BOTH if d in self.sql)
+        return tuple(d for d in EVERY_DIALECT if d in self.sql)
 
     def sql_for(self, dialect: str) -> str:
         return self.sql[dialect]
 
     def expect_for(self, role: str, path: str) -> str:
+        if self.kind == "control":
+            return "ok"
         if path == "adapter":
             return "not_ok"
         return self.roles.get(role, "not_ok")
@@ -112,8 +123,12 @@ class Attack:
         if ref is None:
             sql = self.sql[dialect].strip().rstrip(";")
             first = sql.split(None, 1)[0].upper() if sql else ""
-            # a query rides as a scalar subquery; any other statement is sent as it stands
-            ref = f"coalesce(({sql}), NULL)" if first in ("SELECT", "WITH") else sql
+            # a query rides as a scalar subquery (a control: counted as a derived table, so it
+            # may return any rows and columns); any other statement is sent as it stands
+            if self.kind == "control":
+                ref = f"(SELECT count(*) FROM ({sql}) AS ctl)"
+            else:
+                ref = f"coalesce(({sql}), NULL)" if first in ("SELECT", "WITH") else sql
         return {
             "datasource": "shop",
             "from": {"table": "Customer", "alias": "i"},
@@ -139,7 +154,7 @@ class Oracle:
     ref_missing: Mapping[str, Any]
 
     def dialects(self) -> tuple[str, ...]:
-        return tuple(d for d in BOTH if d in self.denied)
+        return tuple(d for d in EVERY_DIALECT if d in self.denied)
 
 
 ATTACKS: list[Attack] = []
@@ -549,6 +564,125 @@ leak("generated_lower", "leak_generated", "SELECT secretlen FROM customer", (SQL
 leak("generated_order", "leak_generated", 'SELECT "Name" FROM "Customer" ORDER BY "SecretLen"')
 leak("length_of_denied", "leak_generated", 'SELECT length("Secret") AS n FROM "Customer"', ref='length(i."Secret")')
 
+
+# ---------------------------------------------------------------------------------------------
+# issue 21: syntax the parser does not resolve never reaches a database
+
+DUCK = (DUCKDB,)
+ANY_ROLE = {"admin": "not_ok", "viewer": "not_ok"}
+
+# attribute notation: (x).f is f(x) on PostgreSQL
+add("attr_current_setting", "attr_call", "SELECT ('server_version'::text).current_setting AS x", (PG,))
+add("attr_pg_read_file", "attr_call", "SELECT ('{secret_file}'::text).pg_read_file AS x", (PG,))
+add("attr_pg_read_file_hostname", "attr_call", "SELECT ('/etc/hostname'::text).pg_read_file AS x", (PG,))
+add("attr_pg_ls_dir", "attr_call", "SELECT ('.'::text).pg_ls_dir AS x", (PG,))
+add("attr_terminate", "attr_call", "SELECT ({victim_pid}).pg_terminate_backend AS x", (PG,))
+add("attr_terminate_int", "attr_call", "SELECT ({victim_pid}::int).pg_terminate_backend AS x", (PG,))
+add("attr_backend_activity", "attr_call", "SELECT (s).pg_stat_get_backend_activity AS x FROM generate_series(1, 50) AS s", (PG,))
+add("attr_stat_reset_shared", "attr_call", "SELECT ('bgwriter'::text).pg_stat_reset_shared AS x", (PG,))
+add("attr_dblink_connect", "attr_call", "SELECT ('{conninfo}'::text).dblink_connect AS x", (PG,))
+add("attr_nextval", "attr_call", "SELECT ('audit_seq'::text).nextval AS x", (PG,))
+add("attr_nested", "attr_call", "SELECT (('{secret_file}'::text).pg_read_file).length AS x", (PG,))
+add("attr_on_column", "attr_call", """SELECT ("Name").pg_advisory_lock AS x FROM "Customer\"""", (PG,))
+add("attr_on_column_subquery", "attr_call", "SELECT (s.q).pg_read_file AS x FROM (SELECT '{secret_file}'::text AS q) s", (PG,))
+add("attr_on_subquery_column", "attr_call", "SELECT (q).pg_read_file AS x FROM (SELECT '{secret_file}'::text AS q) s", (PG,))
+add("attr_ts_stat", "attr_call",
+    """SELECT ((q).ts_stat).word AS w FROM (SELECT 'SELECT to_tsvector(''simple'', "Secret" || '' '' || "Email") FROM "Customer"'::text AS q) s""", (PG,))
+add("attr_ts_stat_payroll", "attr_call",
+    """SELECT ((q).ts_stat).word AS w FROM (SELECT 'SELECT to_tsvector(''simple'', "Amount"::text) FROM "Payroll"'::text AS q) s""", (PG,))
+add("dot_unnest_current_setting", "attr_call", "SELECT s.current_setting AS x FROM unnest(ARRAY['server_version']) AS s", (PG,))
+add("dot_unnest_read_file", "attr_call", "SELECT s.pg_read_file AS x FROM unnest(ARRAY['{secret_file}']) AS s", (PG,))
+add("dot_series_backend_activity", "attr_call", "SELECT s.pg_stat_get_backend_activity AS x FROM generate_series(1, 50) AS s", (PG,))
+add("dot_series_terminate", "attr_call", "SELECT s.pg_terminate_backend AS x FROM generate_series({victim_pid}, {victim_pid}) AS s", (PG,))
+add("dot_lateral_unnest", "attr_call", """SELECT u.pg_ls_dir AS x FROM "Customer" c, unnest(ARRAY['.']) AS u""", (PG,))
+add("attr_in_where", "attr_call", """SELECT "Name" FROM "Customer" WHERE ('{secret_file}'::text).pg_read_file LIKE 'FILE%'""", (PG,))
+leak("attr_field_of_denied", "attr_call", 'SELECT (c)."Secret" AS x FROM "Customer" c', (PG,), ref='(i)."Secret"')
+leak("attr_field_of_star", "attr_call", 'SELECT (c.*)."Email" AS x FROM "Customer" c', (PG,))
+
+# casts as oracles
+add("cast_regclass", "cast_oracle", """SELECT '"Payroll"'::regclass::text AS x""", (PG,), roles=ANY_ROLE)
+add("cast_regclass_fn", "cast_oracle", """SELECT CAST('"Payroll"' AS regclass) AS x""", (PG,), roles=ANY_ROLE)
+add("cast_regclass_where", "cast_oracle", """SELECT "Name" FROM "Customer" WHERE '"Payroll"'::regclass IS NOT NULL""", (PG,), roles=ANY_ROLE)
+add("cast_oid_regclass", "cast_oracle", "SELECT g::oid::regclass::text AS x FROM generate_series(16384, 17000) AS g", (PG,), roles=ANY_ROLE)
+add("cast_oid_regrole", "cast_oracle", "SELECT g::oid::regrole::text AS x FROM generate_series(1, 20000) AS g", (PG,), roles=ANY_ROLE)
+add("cast_regproc", "cast_oracle", "SELECT 'pg_read_file'::regproc::text AS x", (PG,), roles=ANY_ROLE)
+add("cast_regnamespace", "cast_oracle", "SELECT 'public'::regnamespace::oid AS x", (PG,), roles=ANY_ROLE)
+add("cast_oid", "cast_oracle", "SELECT 16384::oid AS x", (PG,), roles=ANY_ROLE)
+add("cast_row_type_star", "cast_oracle", """SELECT (NULL::"Customer").* """, (PG,), roles=ANY_ROLE)
+add("cast_row_type_schema", "cast_oracle", """SELECT (NULL::public."Payroll").* """, (PG,), roles=ANY_ROLE)
+add("cast_row_type_text", "cast_oracle", """SELECT ('(1,2)'::"Payroll")."Amount" AS x""", (PG,), roles=ANY_ROLE)
+add("cast_row_type_plain", "cast_oracle", """SELECT NULL::"Customer" AS x""", (PG,), roles=ANY_ROLE)
+
+# alias column lists: a denied column under an allowed name
+for _d in (PG, DUCKDB):
+    _tag = "" if _d == PG else "_duckdb"
+    leak(f"alias_cols_rename{_tag}", "alias_columns", 'SELECT t."Name" FROM "Customer" AS t("CustomerId", "Nom", "Name")', (_d,),
+         ref={_d: '(SELECT t."Name" FROM "Customer" AS t("CustomerId", "Nom", "Name") LIMIT 1)'})
+    leak(f"alias_cols_secret{_tag}", "alias_columns", 'SELECT t."Name" FROM "Customer" AS t("a", "b", "c", "Name")', (_d,))
+    leak(f"alias_cols_first{_tag}", "alias_columns", 'SELECT t."Name" FROM "Customer" AS t("Name")', (_d,))
+    leak(f"alias_cols_join{_tag}", "alias_columns", 'SELECT c."Name" FROM "Audit" a JOIN "Customer" AS c("x", "y", "Name") ON true', (_d,))
+    leak(f"alias_cols_where{_tag}", "alias_columns", """SELECT t."note" FROM "Audit" t, "Customer" AS c("a", "b", "c", "Name") WHERE c."Name" LIKE 'SECRET-a%'""", (_d,))
+    leak(f"alias_cols_subquery{_tag}", "alias_columns", 'SELECT x FROM (SELECT t."Name" AS x FROM "Customer" AS t("i", "n", "Name")) s', (_d,))
+    leak(f"alias_cols_payroll{_tag}", "alias_columns", 'SELECT p."note" FROM "Payroll" AS p("a", "note")', (_d,))
+
+# DuckDB's own forms
+leak("duck_positional", "duckdb_forms", 'SELECT #4 FROM "Customer"', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_positional_where", "duckdb_forms", """SELECT "Name" FROM "Customer" WHERE #4 LIKE 'SECRET-a%'""", DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_summarize", "duckdb_forms", 'SUMMARIZE "Customer"', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_summarize_subquery", "duckdb_forms", 'SELECT * FROM (SUMMARIZE "Customer")', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_summarize_select", "duckdb_forms", 'SUMMARIZE SELECT "Secret" FROM "Customer"', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_describe", "duckdb_forms", 'DESCRIBE "Customer"', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_describe_subquery", "duckdb_forms", 'SELECT column_name FROM (DESCRIBE "Customer")', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_show_tables", "duckdb_forms", "SHOW TABLES", DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_show_all_tables", "duckdb_forms", "SHOW ALL TABLES", DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_pivot", "duckdb_forms", 'PIVOT "Customer" ON "Name" USING max("Secret")', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_pivot_subquery", "duckdb_forms", 'SELECT * FROM (PIVOT "Customer" ON "Name" USING max("Secret"))', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_unpivot", "duckdb_forms", 'SELECT * FROM "Customer" UNPIVOT (v FOR k IN ("Email", "Secret"))', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_method_call", "duckdb_forms", 'SELECT "Secret".upper() AS x FROM "Customer"', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_method_call_allowed", "duckdb_forms", 'SELECT "Name".upper() AS x FROM "Customer"', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_method_literal", "duckdb_forms", "SELECT ('{secret_file}').read_text() AS x", DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_read_text", "duckdb_forms", "SELECT content FROM read_text('{secret_file}')", DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_file_table", "duckdb_forms", "SELECT * FROM '{secret_file}'", DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_information_schema", "duckdb_forms", "SELECT column_name FROM information_schema.columns", DUCK, roles=ANY_ROLE, adapter="skip")
+leak("duck_duckdb_columns", "duckdb_forms", "SELECT column_name FROM duckdb_columns()", DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_col_secret", "duckdb_forms", 'SELECT "Secret" FROM "Customer"', DUCK)
+leak("duck_star", "duckdb_forms", 'SELECT * FROM "Customer"', DUCK)
+leak("duck_from_first", "duckdb_forms", 'FROM "Customer"', DUCK, ref='(SELECT max(x."Secret") FROM (FROM "Customer") AS x)')
+leak("duck_payroll", "duckdb_forms", 'SELECT "Amount" FROM "Payroll"', DUCK)
+leak("duck_columns_star", "duckdb_forms", 'SELECT COLUMNS(*) FROM "Customer"', DUCK, roles=ANY_ROLE, adapter="none")
+leak("duck_struct_row", "duckdb_forms", 'SELECT c AS x FROM "Customer" c', DUCK)
+add("duck_attach", "duckdb_forms", "ATTACH '{canary}' AS evil", DUCK)
+add("duck_copy", "duckdb_forms", """COPY "Customer" TO '{canary}'""", DUCK)
+add("duck_install", "duckdb_forms", "INSTALL httpfs", DUCK)
+add("duck_set", "duckdb_forms", "SET enable_external_access = true", DUCK)
+add("duck_getenv", "duckdb_forms", "SELECT getenv('HOME') AS x", DUCK)
+add("duck_current_setting", "duckdb_forms", "SELECT current_setting('threads') AS x", DUCK)
+
+# false-refusal controls: these must answer, for every role that may read what they read
+OK_BOTH = {"admin": "ok", "viewer": "ok"}
+
+
+def control(id: str, sql: Any, dialects: Iterable[str] = BOTH, roles: Mapping[str, str] = OK_BOTH, **kw: Any) -> None:
+    add(id, "control", sql, dialects, kind="control", roles=roles, **kw)
+
+
+control("ok_string_agg", """SELECT string_agg("Name", ',' ORDER BY "Name") AS x FROM "Customer\"""", (PG, DUCKDB))
+control("ok_chr", "SELECT chr(65) AS x", (PG, DUCKDB))
+control("ok_char_sqlite", "SELECT char(65) AS x", (SQLITE,))
+control("ok_group_concat", """SELECT group_concat("Name", ',') AS x FROM "Customer\"""", (SQLITE, DUCKDB))
+control("ok_array_subquery", """SELECT array_length(ARRAY(SELECT "Name" FROM "Customer"), 1) AS n""", (PG,))
+control("ok_array_subquery_text", """SELECT ARRAY(SELECT "Name" FROM "Customer" ORDER BY 1)::text AS x""", (PG,))
+control("ok_casts", "SELECT CAST('42' AS integer) AS n, '7'::text AS t, CAST('2024-01-31' AS date) AS d, 1.5::numeric(10,2) AS m", (PG, DUCKDB))
+control("ok_casts_sqlite", "SELECT CAST('42' AS INTEGER) AS n, CAST(7 AS TEXT) AS t, CAST('1.5' AS REAL) AS r, CAST('2' AS NUMERIC) AS m", (SQLITE,))
+control("ok_cast_column", """SELECT CAST("Name" AS varchar) AS x, length("Name")::bigint AS n FROM "Customer\"""", (PG, DUCKDB))
+control("ok_alias", 'SELECT a."Name" FROM "Customer" AS a')
+control("ok_alias_duckdb", 'SELECT a."Name" FROM "Customer" AS a', DUCK)
+control("ok_alias_join", 'SELECT c."Name", a."note" FROM "Customer" c JOIN "Audit" a ON true')
+control("ok_alias_columns", 'SELECT n.line FROM "Audit" AS n(line)', (PG, DUCKDB))
+control("ok_alias_columns_name", 'SELECT t.who FROM "Customer" AS t("CustomerId", who)', (PG, DUCKDB))
+control("ok_field_of_row", 'SELECT (a)."note" AS x FROM "Audit" a', (PG,))
+control("ok_function_alias_column", "SELECT s.n, g FROM generate_series(1, 3) AS s(n), generate_series(1, 2) AS g", (PG,), roles={})  # the validator reads no table functions: adapter only
+control("ok_extract", """SELECT EXTRACT(YEAR FROM DATE '2024-05-01') AS y, date_trunc('month', DATE '2024-05-07') AS m""", (PG, DUCKDB))
 
 # ---------------------------------------------------------------------------------------------
 # the existence oracle: a denied name and a misspelt one must be indistinguishable

@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 PATHS = ("adapter", "replay", "reference")
-BACKENDS = ("sqlite", "pg_super", "pg_ro")
+BACKENDS = ("sqlite", "pg_super", "pg_ro", "duckdb")
 
 # -- the data ------------------------------------------------------------------------------
 
@@ -201,14 +201,16 @@ class Verdict:
     outcome: Outcome
     escapes: tuple[str, ...] = ()  # what changed / ran that must not have
     leaks: tuple[str, ...] = ()  # what was shown that must not have been
+    false_refusals: tuple[str, ...] = ()  # a control that did not answer
 
     @property
     def ok(self) -> bool:
-        return not self.escapes and not self.leaks
+        return not self.escapes and not self.leaks and not self.false_refusals
 
     def describe(self) -> str:
         role = self.role or "-"
-        what = "; ".join([*(f"ESCAPE {e}" for e in self.escapes), *(f"LEAK {x}" for x in self.leaks)])
+        what = "; ".join([*(f"ESCAPE {e}" for e in self.escapes), *(f"LEAK {x}" for x in self.leaks),
+                          *(f"FALSE REFUSAL {x}" for x in self.false_refusals)])
         o = self.outcome
         got = f"status={o.status}" + (f" kind={o.kind}" if o.kind else "")
         return (
@@ -258,21 +260,26 @@ class Backend:
         self.registry.close()
 
 
-class SqliteBackend(Backend):
-    name = "sqlite"
-    dialect = "sqlite"
-    db_column_denial = True  # the SQLite authorizer denies a role's columns
+class FileBackend(Backend):
+    """A database in one file of a temporary folder (SQLite, DuckDB): the folder's bytes are
+    the snapshot, a pristine copy the restore."""
+
+    scheme = ""  # the URL scheme
+    suffix = ""
 
     def __init__(self, folder: Path, timeout_s: float) -> None:
         self.data = folder / "data"
         self.data.mkdir(parents=True, exist_ok=True)
-        self.db = build_sqlite(self.data / "shop.sqlite")
-        self.pristine = folder / "pristine.sqlite"
+        self.db = self.build(self.data / f"shop{self.suffix}")
+        self.pristine = folder / f"pristine{self.suffix}"
         shutil.copyfile(self.db, self.pristine)
         self.secret_file = folder / "secret.txt"
         self.secret_file.write_text(FILE_SENTINEL + "\n")
-        config = load_project(folder / "project", f"sqlite:///{self.db}", timeout_s=timeout_s)
+        config = load_project(folder / "project", f"{self.scheme}:///{self.db}", timeout_s=timeout_s)
         super().__init__(folder, config)
+
+    def build(self, path: Path) -> Path:
+        raise NotImplementedError
 
     def context(self) -> dict[str, str]:
         return {
@@ -298,6 +305,17 @@ class SqliteBackend(Backend):
                 path.unlink()
         shutil.copyfile(self.pristine, self.db)
         clear_schema_cache()
+
+
+class SqliteBackend(FileBackend):
+    name = "sqlite"
+    dialect = "sqlite"
+    db_column_denial = True  # the SQLite authorizer denies a role's columns
+    scheme = "sqlite"
+    suffix = ".sqlite"
+
+    def build(self, path: Path) -> Path:
+        return build_sqlite(path)
 
 
 class PgCluster:
@@ -616,7 +634,9 @@ def _expectation_problems(attack: Attack, path: str, role: str | None, outcome: 
     expect = attack.expect_for(role if path != "adapter" else (role or "admin"), path)
     if outcome.status == "exception":
         escapes.append(f"raised instead of answering: {outcome.message[:200]}")
-    if attack.is_leak:
+    if attack.kind == "control":
+        pass  # judged by run_attack: a control must answer
+    elif attack.is_leak:
         if expect == "refused" and outcome.status != "refused":
             if outcome.status == "ok":
                 leaks.append(f"status ok with {len(outcome.rows)} rows (must be refused)")
@@ -672,6 +692,9 @@ def run_attack(backend: Backend, attack: Attack, path: str, role: str | None) ->
     except Exception as error:  # noqa: BLE001 - a traceback out of a path is a finding
         outcome = Outcome(status="exception", message=f"{type(error).__name__}: {error}")
     escapes, leaks = _expectation_problems(attack, path, role, outcome, backend)
+    refusals = []
+    if attack.kind == "control" and outcome.status != "ok":
+        refusals.append(f"status {outcome.status} (a control must answer): {outcome.message[:200]}")
     broken = _still_works(backend)
     after = backend.snapshot()
     backend.release()
@@ -690,6 +713,7 @@ def run_attack(backend: Backend, attack: Attack, path: str, role: str | None) ->
         outcome=outcome,
         escapes=tuple(escapes),
         leaks=tuple(leaks),
+        false_refusals=tuple(refusals),
     )
 
 
@@ -709,10 +733,11 @@ def hush_sqlglot() -> None:
 
 # -- the matrix ---------------------------------------------------------------------------
 
-DIALECT_OF = {"sqlite": "sqlite", "pg_super": "postgresql", "pg_ro": "postgresql"}
+DIALECT_OF = {"sqlite": "sqlite", "pg_super": "postgresql", "pg_ro": "postgresql", "duckdb": "duckdb"}
 # Does the database itself deny the viewer's columns (so the adapter path alone must refuse)?
 # SQLite: the authorizer; pg_ro: the viewer's db_role; pg_super: no db_role, only the validator.
-DB_COLUMN_DENIAL = {"sqlite": True, "pg_super": False, "pg_ro": True}
+# duckdb: no column privileges at all, only the validator.
+DB_COLUMN_DENIAL = {"sqlite": True, "pg_super": False, "pg_ro": True, "duckdb": False}
 
 
 def matrix(backends: Iterator[str] | tuple[str, ...] = BACKENDS, paths: tuple[str, ...] = PATHS) -> Iterator[tuple[str, Attack, str, str | None]]:
@@ -793,7 +818,18 @@ REGENERATE_ATTACKS = {
         ("atk_runaway", "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) SELECT count(*) AS n FROM c"),
         ("atk_randomblob", "SELECT length(randomblob(900000000)) AS n"),
     ],
+    "duckdb": [
+        ("atk_delete", 'DELETE FROM "Audit"'),
+        ("atk_summarize", 'SUMMARIZE "Customer"'),
+        ("atk_positional", 'SELECT #4 AS n FROM "Customer"'),
+        ("atk_describe", 'SELECT count(*) AS n FROM (DESCRIBE "Customer")'),
+        ("atk_read_text", "SELECT content AS n FROM read_text('{secret_file}')"),
+        ("atk_attach", "ATTACH '{canary}' AS evil"),
+    ],
     "postgresql": [
+        ("atk_attr_read_file", "SELECT ('/etc/hostname'::text).pg_read_file AS n"),
+        ("atk_attr_ls_dir", "SELECT ('.'::text).pg_ls_dir AS n"),
+        ("atk_regclass", """SELECT '"Payroll"'::regclass::text AS n"""),
         ("atk_delete", 'DELETE FROM "Audit"'),
         ("atk_cte_delete", 'WITH d AS (DELETE FROM "Audit" RETURNING *) SELECT * FROM d'),
         ("atk_read_file", """SELECT "pg_catalog"."pg_read_file"('{secret_file}') AS x"""),

@@ -1,4 +1,4 @@
-"""Run the whole attack corpus through the three SQL paths on SQLite and PostgreSQL and print
+"""Run the whole attack corpus through the three SQL paths on SQLite, DuckDB and PostgreSQL and print
 how many attacks were tried, how many escaped and how many leaked, per path and backend.
 
     .venv/bin/python -m tests.security.report            # the table, then every failure
@@ -19,10 +19,12 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from tests.pg_server import running_server, skip_reason
 
 from .corpus import ATTACKS, ORACLES
+from .duckdb_backend import duckdb_backend
 from .harness import (
     BACKENDS,
     PATHS,
@@ -70,22 +72,28 @@ def table(verdicts: list[Verdict], backends: tuple[str, ...]) -> str:
     tried: Counter = Counter()
     escaped: Counter = Counter()
     leaked: Counter = Counter()
+    refused: Counter = Counter()
     for v in verdicts:
         key = (v.path, v.backend)
         tried[key] += 1
         escaped[key] += bool(v.escapes)
         leaked[key] += bool(v.leaks)
-    header = f"{'path':<30} {'backend':<9} {'tried':>6} {'escapes':>8} {'leaks':>6}"
+        refused[key] += bool(v.false_refusals)
+    header = f"{'path':<30} {'backend':<9} {'tried':>6} {'escapes':>8} {'leaks':>6} {'false refusals':>15}"
     lines = [header, "-" * len(header)]
+
+    def row(label: str, backend: str, key: Any) -> str:
+        counts = (tried, escaped, leaked, refused)
+        n, e, x, f = (sum(c.values()) if key is None else c[key] for c in counts)
+        return f"{label:<30} {backend:<9} {n:>6} {e:>8} {x:>6} {f:>15}"
+
     for path in (*PATHS, "regenerate"):
         for backend in backends:
             key = (path, backend)
             if tried[key]:
-                lines.append(f"{PATH_LABELS[path]:<30} {backend:<9} {tried[key]:>6} {escaped[key]:>8} {leaked[key]:>6}")
+                lines.append(row(PATH_LABELS[path], backend, key))
     lines.append("-" * len(header))
-    lines.append(
-        f"{'total':<30} {'':<9} {sum(tried.values()):>6} {sum(escaped.values()):>8} {sum(leaked.values()):>6}"
-    )
+    lines.append(row("total", "", None))
     return "\n".join(lines)
 
 
@@ -106,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         with quiet():
             if "sqlite" in names:
                 backends["sqlite"] = sqlite_backend(folder / "sqlite")
+            if "duckdb" in names:
+                backends["duckdb"] = duckdb_backend(folder / "duckdb")
             pg_wanted = [n for n in names if n.startswith("pg")]
             if pg_wanted:
                 reason = skip_reason()

@@ -11,7 +11,7 @@ import pytest
 from .harness import Backend, run_regenerate
 
 
-@pytest.mark.parametrize("backend_name", ["sqlite", "pg_super", "pg_ro"])
+@pytest.mark.parametrize("backend_name", ["sqlite", "pg_super", "pg_ro", "duckdb"])
 def test_regenerate_refuses_attack_cases(backend_name: str, security_backend: Callable[[str], Backend]) -> None:
     backend = security_backend(backend_name)
     verdicts, report = run_regenerate(backend, backend.folder)

@@ -29,7 +29,7 @@ from .harness import (
     write_project,
 )
 
-BACKENDS = ["sqlite", "pg_super", "pg_ro"]
+BACKENDS = ["sqlite", "pg_super", "pg_ro", "duckdb"]
 
 
 @pytest.mark.parametrize("backend_name", BACKENDS)
