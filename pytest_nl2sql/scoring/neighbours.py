@@ -315,9 +315,9 @@ class Neighbourhood:
 
 
 def _rows_json(rows: Sequence[tuple], n: int = 10) -> list[list]:
-    from pytest_nl2sql.suitefile.values import normalize_row
+    from pytest_nl2sql.suitefile.values import json_value
 
-    return [list(normalize_row(r)) for r in rows[:n]]
+    return [[json_value(v) for v in r] for r in rows[:n]]
 
 
 def disagreement(hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql: str, rule: Any) -> dict | None:

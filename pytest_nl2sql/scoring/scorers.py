@@ -30,7 +30,7 @@ from pytest_nl2sql.scoring.matching import (
     rows_to_tuples,
 )
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Outcome
-from pytest_nl2sql.suitefile.values import normalize_value
+from pytest_nl2sql.suitefile.values import json_value
 
 __all__ = ["BuiltinScorers", "Score", "ScoreContext"]
 
@@ -94,7 +94,7 @@ def _json_row(row: tuple) -> list:
     """A compared row for the JSON record (Decimals, NaN and the like in storage form)."""
     out = []
     for v in row:
-        v = normalize_value(v)
+        v = json_value(v)
         out.append(None if isinstance(v, float) and v != v else v)
     return out
 
