@@ -70,6 +70,8 @@ __all__ = [
     "sqlite_file",
 ]
 
+#: Real rows sampled per table, for the columns a neighbour draws together.
+SAMPLE_ROWS = 100
 #: How long one query may run on a SQLite neighbour.
 QUERY_SECONDS = 5.0
 #: The gold's result on a neighbour is kept for the next item (``Neighbourhood.gold_result``)
@@ -101,7 +103,11 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
             has_null = con.execute(
                 f"SELECT EXISTS (SELECT 1 FROM {_q(name)} WHERE {_q(cname)} IS NULL)"
             ).fetchone()[0]
-            cols.append(ColumnSpec(cname, decl or "", bool(notnull), pk, sample, bool(has_null)))
+            n_values, n_distinct = con.execute(
+                f"SELECT COUNT({_q(cname)}), COUNT(DISTINCT {_q(cname)}) FROM {_q(name)}"
+            ).fetchone()
+            unique_real = n_values >= 2 and n_values == n_distinct
+            cols.append(ColumnSpec(cname, decl or "", bool(notnull), pk, sample, bool(has_null), unique_real))
         foreign = tuple(
             (r[3], r[2], r[4] or "") for r in con.execute(f"PRAGMA foreign_key_list({_q(name)})")
         )
@@ -109,7 +115,8 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
         for idx in con.execute(f"PRAGMA index_list({_q(name)})"):
             if idx[2]:  # unique
                 unique.append(tuple(r[2] for r in con.execute(f"PRAGMA index_info({_q(idx[1])})")))
-        tables[name] = TableSpec(name, sql, tuple(cols), foreign, tuple(unique))
+        samples = tuple(tuple(r) for r in con.execute(f"SELECT * FROM {_q(name)} LIMIT {SAMPLE_ROWS}"))
+        tables[name] = TableSpec(name, sql, tuple(cols), foreign, tuple(unique), samples)
     return fk_order(tables), extra
 
 

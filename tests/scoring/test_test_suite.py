@@ -99,8 +99,9 @@ def test_sqlite_file_of_a_url(db: Path) -> None:
 
 
 PREDICTIONS = [
-    # right on the real data (every customer has their own email), wrong in general
-    {"id": "mini_001", "sql": "SELECT Country, COUNT(DISTINCT Email) AS n FROM Customer GROUP BY Country"},
+    # right on the real data (its customer ids stop at 59), wrong in general. (COUNT(DISTINCT
+    # Email) is not caught any more: emails are unique in the real data and neighbours keep them so)
+    {"id": "mini_001", "sql": "SELECT Country, COUNT(*) AS n FROM Customer WHERE CustomerId < 100 GROUP BY Country"},
     {"id": "mini_002", "sql": "SELECT m.Name, COUNT(*) FROM Track t JOIN MediaType m ON m.MediaTypeId = t.MediaTypeId GROUP BY m.Name"},
 ]
 
