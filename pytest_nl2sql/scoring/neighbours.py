@@ -329,29 +329,96 @@ def _rows_json(rows: Sequence[tuple], n: int = 10) -> list[list]:
 
 def disagreement(hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql: str, rule: Any) -> dict | None:
     """The first neighbour on which the answer's SQL and the gold SQL give different results
-    (with both results), or None when they agree on every neighbour. A neighbour on which the
-    gold SQL itself fails is passed over; one on which only the answer's SQL fails disagrees."""
-    from pytest_nl2sql.scoring.matching import match_rows
+    (with both results and a shrunk ``counterexample``), or None when they agree on every
+    neighbour that judges. A neighbour on which the gold SQL itself fails, or on which the
+    gold's own ``ORDER BY ... LIMIT`` cuts inside a tie, does not judge (``ambiguous``). A
+    difference that comes from the gold's fragility (``counterexample.gold_fragility``) is kept
+    as a ``gold_finding`` and returned only when no neighbour gives a plain disagreement."""
+    from pytest_nl2sql.scoring.counterexample import gold_fragility
+    from pytest_nl2sql.scoring.ties import tie_at_limit
 
     found = hood.of(datasource)
     if not found:
         return None
+    tree = _gold_tree(gold_sql)
+    ambiguous: list[int] = []
+    finding: dict | None = None
     for i, neighbour in enumerate(found):
         gold = hood.gold_result(neighbour, gold_sql)
         if gold is None:
             continue
         gcols, grows = gold
-        try:
-            pcols, prows = run_query(neighbour, answer_sql)
-        except QUERY_FAILED as exc:
-            return {"neighbour": i, "database": str(neighbour), "reason": f"the answer's SQL fails there: {exc}",
-                    "gold_rows": _rows_json(grows), "answer_rows": None}
-        result = match_rows(gcols, grows, pcols, prows, rule)
-        if not result.matched:
-            return {"neighbour": i, "database": str(neighbour), "reason": result.reason,
-                    "gold_columns": list(gcols), "gold_rows": _rows_json(grows),
-                    "answer_columns": list(pcols), "answer_rows": _rows_json(prows)}
-    return None
+        diff = _differ(neighbour, gold, answer_sql, rule)
+        if diff is None:
+            continue
+        dialect = "postgres" if isinstance(neighbour, PgNeighbour) else "sqlite"
+        if tie_at_limit(tree, dialect, lambda sql, n, nb=neighbour: run_query(nb, sql, n or 100_000)) is not None:
+            ambiguous.append(i)
+            continue
+        record = {"neighbour": i, "database": str(neighbour), "seed": hood.seed, **diff,
+                  "gold_columns": list(gcols), "gold_rows": _rows_json(grows)}
+        record["counterexample"] = _counterexample(neighbour, gold_sql, answer_sql, rule)
+        why = gold_fragility(gold_sql, answer_sql, record["counterexample"])
+        if why is None:
+            if ambiguous:
+                record["ambiguous"] = ambiguous
+            return record
+        if finding is None:
+            finding = {**record, "gold_finding": why}
+    if finding is not None and ambiguous:
+        finding["ambiguous"] = ambiguous
+    return finding
+
+
+def _gold_tree(sql: str) -> Any:
+    import sqlglot
+
+    try:
+        return sqlglot.parse_one(sql, read="sqlite")
+    except Exception:
+        return None
+
+
+def _differ(neighbour: Neighbour, gold: tuple, answer_sql: str, rule: Any) -> dict | None:
+    """How the answer's result on ``neighbour`` differs from the gold's, or None."""
+    from pytest_nl2sql.scoring.matching import match_rows
+
+    gcols, grows = gold
+    try:
+        pcols, prows = run_query(neighbour, answer_sql)
+    except QUERY_FAILED as exc:
+        return {"reason": f"the answer's SQL fails there: {exc}", "answer_rows": None}
+    result = match_rows(gcols, grows, pcols, prows, rule)
+    if result.matched:
+        return None
+    return {"reason": result.reason, "answer_columns": list(pcols), "answer_rows": _rows_json(prows)}
+
+
+def _counterexample(neighbour: Neighbour, gold_sql: str, answer_sql: str, rule: Any) -> dict | None:
+    """The neighbour's rows shrunk to the fewest on which gold and answer still differ (SQLite)."""
+    from pytest_nl2sql.scoring.counterexample import shrink
+    from pytest_nl2sql.scoring.matching import match_rows
+
+    if not isinstance(neighbour, Path):
+        return None
+
+    def differ(gold: Any, answer: Any) -> bool:
+        if isinstance(answer, Exception):
+            return True
+        return not match_rows(gold[0], gold[1], answer[0], answer[1], rule).matched
+
+    try:
+        found = shrink(neighbour, gold_sql, answer_sql, differ)
+    except Exception:  # a counterexample is a courtesy: never the reason an item breaks
+        return None
+    if found is None:
+        return None
+    for t in found["rows"]:
+        t["rows"] = _rows_json([tuple(r) for r in t["rows"]], len(t["rows"]))
+    for key in ("gold_rows", "answer_rows"):
+        if found[key] is not None:
+            found[key] = _rows_json([tuple(r) for r in found[key]], 20)
+    return found
 
 
 def sqlite_file(url: str) -> Path | None:

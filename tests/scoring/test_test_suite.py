@@ -118,6 +118,10 @@ def test_the_plugin_fails_an_answer_a_neighbour_tells_apart(pytester: pytest.Pyt
     report = json.loads((pytester.path / "r.json").read_text())
     items = {i["case_id"]: i for i in report["items"]}
     assert items["mini_001"]["test_suite"]["disagreed"]["answer_rows"] is not None
+    # the flag carries its counterexample: the few rows on which gold and answer still differ
+    cx = items["mini_001"]["test_suite"]["disagreed"]["counterexample"]
+    assert cx["rows"] and cx["row_count"] < cx["shrunk_from"]
+    result.stdout.fnmatch_lines(["*counterexample: neighbour * (seed 0, *"])
     assert items["mini_002"]["test_suite"] == {"checked": True, "neighbours": 5}
     assert report["summary"]["test_suite"]["failed_on_a_neighbour"] == [items["mini_001"]["nodeid"]]
     assert list((pytester.path / ".nl2sql-cache" / "neighbours").glob("*.sqlite"))
