@@ -210,12 +210,13 @@ _NAME_LIKE = ("id", "code", "name", "title", "key", "abbrev", "login", "email")
 
 
 def _keeps_unique(c: ColumnSpec) -> bool:
-    """A column unique in the real data that is an identifier or a name (a measure such as a
-    population may tie in a neighbour: ties are what ORDER BY ... LIMIT mistakes need)."""
+    """A column unique in the real data whose name says it is an identifier or a name (other
+    columns may repeat in a neighbour: a measure such as a population may tie, and ties and
+    duplicates are what ORDER BY ... LIMIT and DISTINCT mistakes need)."""
     if not c.unique_real:
         return False
     n = c.name.lower()
-    return c.kind == "text" or any(n.endswith(w) or n.startswith(w) for w in _NAME_LIKE)
+    return any(n.endswith(w) or n.startswith(w) for w in _NAME_LIKE)
 
 
 def _ukey(v: Any) -> Any:

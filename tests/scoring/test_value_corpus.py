@@ -132,3 +132,38 @@ def test_few_distinct_floats_do_not_exhaust_the_pairing_bound():
     assert result.matched, result.reason
     answer[0] = (answer[0][0], answer[0][1], answer[0][2] + 0.5)
     assert not match_rows((), gold, (), answer).matched
+
+
+SUITE = """version: 1
+cases:
+- id: money
+  question: What is the total?
+  datasources: [db]
+  status: approved
+  origin: hand
+  outcome: {admin: allowed}
+  sql: SELECT SUM(amount) AS total, MAX(rate) AS rate FROM ledger
+  rows:
+  - {total: !decimal 12000000.01, rate: !decimal 0.123456789012}
+"""
+
+
+def test_a_suite_file_with_exact_decimals_loads_digests_and_judges_exactly():
+    from pytest_nl2sql.suitefile.digest import gold_digest
+    from pytest_nl2sql.suitefile.loader import parse_suite
+    from pytest_nl2sql.suitefile.writer import apply_rows
+
+    suite = parse_suite(SUITE, "money.yaml")
+    (case,) = suite.cases
+    assert list(case.rows) == [{"total": Decimal("12000000.01"), "rate": Decimal("0.123456789012")}]
+    assert gold_digest(suite.cases) == gold_digest(parse_suite(SUITE, "money.yaml").cases)
+    gold = [tuple(case.rows[0].values())]
+    assert not match_rows(("total", "rate"), gold, (), [(Decimal("12000000.00"), Decimal("0.123456789012"))]).matched
+    assert match_rows(("total", "rate"), gold, (), [(Decimal("12000000.010"), Decimal("0.1234567890120"))]).matched
+    # the writer keeps them exact when it rewrites the rows
+    from pytest_nl2sql.suitefile.writer import RowsUpdate
+
+    new = [{"total": Decimal("12000000.02"), "rate": Decimal("0.123456789013")}]
+    text = apply_rows(SUITE, {"money": RowsUpdate(rows=new)})
+    assert "!decimal 12000000.02" in text
+    assert list(parse_suite(text, "money.yaml").cases[0].rows) == new
