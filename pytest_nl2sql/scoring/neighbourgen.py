@@ -36,9 +36,10 @@ GENERATOR_VERSION = 3
 #: always point at is empty; ``unique`` -- a column unique in the real data and identifier- or
 #: name-like stays unique (ignoring case and surrounding spaces); ``together`` -- text columns
 #: that determine each other in the real rows (a name and its code) are drawn together from
-#: one real row. The environment variable ``PYTEST_NL2SQL_NEIGHBOUR_RULES`` (comma-separated,
+#: one real row; ``children`` -- where every real parent row has a child through a foreign key,
+#: every parent row of a neighbour gets one too. The environment variable ``PYTEST_NL2SQL_NEIGHBOUR_RULES`` (comma-separated,
 #: or ``none``) narrows them, to measure each rule's effect (docs/benchmarks.md).
-ALL_RULES = ("nulls", "parents", "unique", "together")
+ALL_RULES = ("nulls", "parents", "unique", "together", "children")
 
 
 def rules() -> frozenset[str]:
@@ -77,6 +78,8 @@ class TableSpec:
     unique: tuple[tuple[str, ...], ...]
     #: a sample of the real table's rows (values in column order), for columns drawn together
     samples: tuple[tuple, ...] = ()
+    #: the foreign-key columns through which every real parent row has a child of this table
+    covering: tuple[str, ...] = ()
 
 
 def quote_ident(name: str) -> str:
@@ -112,7 +115,7 @@ def digest(tables: Sequence[TableSpec], extra: Sequence[str]) -> str:
     h = hashlib.sha256(f"generator {GENERATOR_VERSION} {sorted(rules())}".encode())
     for t in tables:
         h.update(t.sql.encode())
-        h.update(repr(t.samples).encode())
+        h.update(repr((t.samples, t.covering)).encode())
         for c in t.columns:
             h.update(repr((c.name, c.values, c.has_null, c.unique_real)).encode())
     for s in extra:
@@ -291,12 +294,24 @@ def fill(tables: Sequence[TableSpec], rnd: random.Random, insert: Callable[[Tabl
         grouped = {i: g for g in groups for i in g}
         if "parents" in on and _parent_empty(t, fk, keys):
             n = 0  # a parent is empty: no row of this table would point anywhere real
+        # every parent row gets a child where the real data's do (no parent without children)
+        pending: dict[str, list[Any]] = {}
+        if "children" in on:
+            for col in t.covering:
+                ref = fk.get(col.lower())
+                if ref is not None:
+                    parents = list(dict.fromkeys(keys.get((ref[0].lower(), ref[1].lower())) or keys.get((ref[0].lower(), "")) or []))
+                    rnd.shuffle(parents)
+                    pending[col.lower()] = parents
+            if pending:  # not left empty either
+                n = min(max(n, max(len(v) for v in pending.values())), MAX_ROWS * 2)
         written: list[tuple] = []
         tries = 0
         while len(written) < n and tries < n * 4:
             tries += 1
             row: list[Any] = []
             chosen: dict[int, Any] = {}  # a group's columns, from one real (or written) row
+            popped: list[tuple[str, Any]] = []  # parent keys still waiting for a child, used here
             for g in groups:
                 src = rnd.choice(written) if written and rnd.random() < 0.15 else rnd.choice(t.samples)
                 for i in g:
@@ -310,7 +325,10 @@ def fill(tables: Sequence[TableSpec], rnd: random.Random, insert: Callable[[Tabl
                     # a NULL key only where the real data has one: a schema that merely allows it
                     # (as most of Spider's do) would make orphan rows no real query meets
                     nullable = not c.notnull and c.has_null
-                    if parents and (not nullable or rnd.random() > 0.1):
+                    if pending.get(c.name.lower()):
+                        row.append(pending[c.name.lower()].pop())
+                        popped.append((c.name.lower(), row[-1]))
+                    elif parents and (not nullable or rnd.random() > 0.1):
                         row.append(rnd.choice(parents))
                     elif nullable or not parents:
                         row.append(None)
@@ -329,9 +347,12 @@ def fill(tables: Sequence[TableSpec], rnd: random.Random, insert: Callable[[Tabl
                     row.append(rnd.choice(fresh) if fresh else pools[c.name][0])
                 else:
                     row.append(rnd.choice(pools[c.name]))
-            if any(row[i] is not None and _ukey(row[i]) in used[i] for i in unique):
+            kept = not any(row[i] is not None and _ukey(row[i]) in used[i] for i in unique) and insert(t, row)
+            if not kept:
+                for col, key in popped:  # the parent still waits for a child
+                    pending[col].append(key)
                 continue
-            if insert(t, row):
+            if kept:
                 written.append(tuple(row))
                 for i in unique:
                     if row[i] is not None:

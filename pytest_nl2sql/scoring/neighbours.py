@@ -70,6 +70,9 @@ __all__ = [
     "sqlite_file",
 ]
 
+#: A column counts as unique in the real data only over at least this many values (in a handful
+#: of rows, distinct names are chance, and repeats there find real GROUP BY-name mistakes).
+UNIQUE_MIN_ROWS = 10
 #: Real rows sampled per table, for the columns a neighbour draws together.
 SAMPLE_ROWS = 100
 #: How long one query may run on a SQLite neighbour.
@@ -106,7 +109,7 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
             n_values, n_distinct = con.execute(
                 f"SELECT COUNT({_q(cname)}), COUNT(DISTINCT {_q(cname)}) FROM {_q(name)}"
             ).fetchone()
-            unique_real = n_values >= 2 and n_values == n_distinct
+            unique_real = n_values >= UNIQUE_MIN_ROWS and n_values == n_distinct
             cols.append(ColumnSpec(cname, decl or "", bool(notnull), pk, sample, bool(has_null), unique_real))
         foreign = tuple(
             (r[3], r[2], r[4] or "") for r in con.execute(f"PRAGMA foreign_key_list({_q(name)})")
@@ -116,8 +119,26 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
             if idx[2]:  # unique
                 unique.append(tuple(r[2] for r in con.execute(f"PRAGMA index_info({_q(idx[1])})")))
         samples = tuple(tuple(r) for r in con.execute(f"SELECT * FROM {_q(name)} LIMIT {SAMPLE_ROWS}"))
-        tables[name] = TableSpec(name, sql, tuple(cols), foreign, tuple(unique), samples)
+        covering = tuple(c for c, parent, pcol in foreign if _covers(con, name, c, parent, pcol))
+        tables[name] = TableSpec(name, sql, tuple(cols), foreign, tuple(unique), samples, covering)
     return fk_order(tables), extra
+
+
+def _covers(con: sqlite3.Connection, child: str, col: str, parent: str, pcol: str) -> bool:
+    """Every row of the (non-empty) real parent table has a child through ``col``."""
+    try:
+        if not pcol:
+            pk = [r[1] for r in con.execute(f"PRAGMA table_info({_q(parent)})") if r[5]]
+            if len(pk) != 1:
+                return False
+            pcol = pk[0]
+        row = con.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {_q(parent)}), EXISTS (SELECT 1 FROM {_q(parent)} AS p WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {_q(child)} AS c WHERE c.{_q(col)} = p.{_q(pcol)}))"
+        ).fetchone()
+    except sqlite3.Error:
+        return False
+    return bool(row[0]) and not row[1]
 
 
 def _fill(con: sqlite3.Connection, tables: Sequence[TableSpec], rnd: random.Random) -> None:

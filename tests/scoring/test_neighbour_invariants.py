@@ -1,6 +1,6 @@
 """Neighbours keep the real data's invariants (docs/scoring.md): NULLs only where the real
 column has them, no child rows under an empty parent, identifier- and name-like columns that
-are unique in the real data stay unique, and a name drawn with its own code."""
+are unique in the real data (over at least 10 values) stay unique, and a name drawn with its own code."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from pytest_nl2sql.scoring.neighbours import neighbours
 
 COUNTRIES = [("ABW", "Aruba"), ("USA", "United States"), ("NLD", "Netherlands"), ("FRA", "France"),
-             ("DEU", "Germany"), ("BEL", "Belgium"), ("ESP", "Spain"), ("ITA", "Italy")]
+             ("DEU", "Germany"), ("BEL", "Belgium"), ("ESP", "Spain"), ("ITA", "Italy"),
+             ("PRT", "Portugal"), ("AUT", "Austria"), ("CHE", "Switzerland"), ("POL", "Poland")]
 
 SCHEMA = """
 CREATE TABLE country (id INTEGER PRIMARY KEY, code TEXT, name TEXT, continent TEXT, population INTEGER);
@@ -27,8 +28,8 @@ def db(tmp_path: Path) -> Path:
     con.executescript(SCHEMA)
     for i, (code, name) in enumerate(COUNTRIES, 1):
         con.execute("INSERT INTO country VALUES (?, ?, ?, ?, ?)", (i, code, name, "Europe" if i > 2 else "America", 1000 * (i % 3)))
-    for i in range(1, 21):
-        con.execute("INSERT INTO city VALUES (?, ?, ?, ?)", (i, f"city {i}", 1 + i % 8, None if i % 4 else "n"))
+    for i in range(1, 25):
+        con.execute("INSERT INTO city VALUES (?, ?, ?, ?)", (i, f"city {i}", 1 + i % 12, None if i % 4 else "n"))
     con.commit()
     con.close()
     return path
@@ -72,3 +73,11 @@ def test_a_name_comes_with_its_own_code(hood):
             assert pairs[code] == name
             seen += 1
     assert seen
+
+
+def test_every_parent_has_a_child_where_the_real_data_has_one(hood):
+    # every real country has a city: so does every neighbour's
+    assert any(con.execute("SELECT COUNT(*) FROM country").fetchone()[0] for con in hood)
+    for con in hood:
+        lonely = con.execute("SELECT COUNT(*) FROM country WHERE id NOT IN (SELECT country_id FROM city)").fetchone()
+        assert lonely == (0,)
