@@ -108,7 +108,7 @@ def shrink(
                 gold = run(gold_sql)
             except sqlite3.Error:
                 return None
-            if tie_at_limit(gold_tree, "sqlite", lambda s, n: run(s, n)) is not None:
+            if tie_at_limit(gold_tree, "sqlite", lambda s, n: run(s, n), identical=True) is not None:
                 return None
             try:
                 answer: Any = run(answer_sql)
@@ -242,7 +242,10 @@ def gold_fragility(gold_sql: str, answer_sql: str, counterexample: dict | None) 
         selected = [e.alias_or_name for s in gold.find_all(exp.Select) for e in s.expressions]
         if any(n and not _idlike(n) for n in selected):
             return f"the gold compares rows by {' / '.join(names)} over non-key columns: equal names of different rows merge"
-    by = {g for g in _group_names(gold) if not _idlike(g)} - _group_names(answer)
+    gold_by, answer_by = _group_names(gold), _group_names(answer)
+    by = {g for g in gold_by if not _idlike(g)} - answer_by
+    if gold_by and not any(_idlike(g) for g in gold_by) and any(_idlike(g) for g in answer_by):
+        by = {g for g in gold_by if not _idlike(g)}  # the answer groups by a key, the gold by names only
     if by:
         return f"the gold groups by the non-key column{'s' if len(by) > 1 else ''} {', '.join(sorted(by))}: different rows with one name merge"
     ours = _null_sensitive(answer)

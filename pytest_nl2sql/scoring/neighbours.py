@@ -373,7 +373,7 @@ def disagreement(hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql
         if diff is None:
             continue
         dialect = "postgres" if isinstance(neighbour, PgNeighbour) else "sqlite"
-        if tie_at_limit(tree, dialect, lambda sql, n, nb=neighbour: run_query(nb, sql, n or 100_000)) is not None:
+        if tie_at_limit(tree, dialect, lambda sql, n, nb=neighbour: run_query(nb, sql, n or 100_000), identical=True) is not None:
             ambiguous.append(i)
             continue
         record = {"neighbour": i, "database": str(neighbour), "seed": hood.seed, **diff,

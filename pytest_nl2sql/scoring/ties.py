@@ -18,10 +18,14 @@ __all__ = ["tie_at_limit"]
 Execute = Callable[[str, int], tuple[Sequence[str], Sequence[tuple]]]
 
 
-def tie_at_limit(tree: exp.Expression | None, dialect: str, execute: Execute) -> tuple[int, tuple] | None:
+def tie_at_limit(
+    tree: exp.Expression | None, dialect: str, execute: Execute, *, identical: bool = False
+) -> tuple[int, tuple] | None:
     """(n, the tied sort keys) when ``tree``'s top-level ``ORDER BY ... LIMIT n`` cuts inside a
     tie on the data ``execute`` runs on (rows n and n + 1 equal on the sort keys, and the rows
-    kept could differ), else None. Any failure to tell is None."""
+    kept could differ), else None. Any failure to tell is None. With ``identical``, a tie of
+    identical rows counts too (the gold's rows are then determined, but not how many of the
+    tied rows a right answer returns: a neighbour judging an answer needs that)."""
     if tree is None:
         return None
     order, limit = tree.args.get("order"), tree.args.get("limit")
@@ -77,7 +81,7 @@ def tie_at_limit(tree: exp.Expression | None, dialect: str, execute: Execute) ->
     tie = key(last)
     if tie is None or tie != key(first_cut):
         return None
-    if last[:width] == first_cut[:width]:
+    if last[:width] == first_cut[:width] and not identical:
         # identical rows on both sides of the cut: is any other row with the same keys different?
         whole = probe.copy()
         whole.set("limit", None)

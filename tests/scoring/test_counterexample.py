@@ -67,6 +67,10 @@ def test_a_neighbour_with_a_tie_at_the_golds_limit_does_not_judge(tmp_path: Path
     gold = "SELECT name FROM player ORDER BY age DESC LIMIT 1"
     answer = "SELECT name FROM player WHERE age = (SELECT MAX(age) FROM player)"
     assert disagreement(hood, "d", gold, answer, MatchRule()) is None
+    # a tie of identical rows too: how many of them a right answer returns is open
+    twins = _db(tmp_path / "twins.sqlite", [(1, "Ajax")], [(1, "Bo", 30, 1), (2, "Bo", 30, 1), (3, "Cas", 20, 1)])
+    hood._built["d"] = [twins]
+    assert disagreement(hood, "d", gold, answer, MatchRule()) is None
     # without the tie the same neighbour judges
     clear = _db(tmp_path / "clear.sqlite", [(1, "Ajax")], [(1, "Anna", 31, 1), (2, "Bo", 30, 1)])
     hood._built["d"] = [clear]
@@ -81,6 +85,7 @@ def test_a_neighbour_with_a_tie_at_the_golds_limit_does_not_judge(tmp_path: Path
         ("SELECT name, COUNT(*) FROM person GROUP BY name", "SELECT name, COUNT(*) FROM person GROUP BY id", "groups by"),
         ("SELECT id FROM student EXCEPT SELECT sid FROM pet", "SELECT id FROM student WHERE id NOT IN (SELECT sid FROM pet)", None),
         ("SELECT name, COUNT(*) FROM person GROUP BY id", "SELECT name, COUNT(*) FROM person GROUP BY name", None),
+        ("SELECT COUNT(*), name FROM shop GROUP BY name", "SELECT name, COUNT(*) FROM shop GROUP BY shop_id, name", "groups by"),
     ],
 )
 def test_gold_fragility(gold: str, answer: str, fragile: str | None) -> None:
