@@ -59,11 +59,13 @@ def print_test_suite(k: int, out: Path, pairs: list[Pair], records: dict, items:
     """--test-suite K: test-suite accuracy, the false positives, and the mutants' kill rates."""
     n = len(pairs) or 1
     fps = [p for p in pairs if ((records[p.key].get("test_suite") or {}).get("disagreed"))]
+    findings = [p for p in pairs if ((records[p.key].get("test_suite") or {}).get("gold_finding"))]
     passed = sum(p.ours for p in pairs) - len(fps)
     unchecked = sum(1 for p in pairs if p.ours and not (records[p.key].get("test_suite") or {}).get("checked"))
     print(f"\n== test suite: {k} neighbour databases per database (--nl2sql-test-suite {k}) ==")
     print(f"  test-suite accuracy {passed / n:.1%} ({passed}/{len(pairs)}; on the real database alone "
           f"{sum(p.ours for p in pairs) / n:.1%}); passes not checked on neighbours: {unchecked}")
+    print(f"  flags {len(fps) + len(findings)} (gating {len(fps)}, gold findings {len(findings)})")
     print(f"  false positives {len(fps)} (pass on the real database, fail on a neighbour)")
     with (out / "false_positives.jsonl").open("w", encoding="utf-8") as fh:
         for p in fps:
@@ -72,6 +74,11 @@ def print_test_suite(k: int, out: Path, pairs: list[Pair], records: dict, items:
             print(f"     {p.key} ({p.db_id}) neighbour {d['neighbour'] + 1}: {d['reason'][:100]}")
             print(f"       gold: {p.gold[:150]}")
             print(f"       pred: {p.pred[:150]}")
+    with (out / "gold_findings.jsonl").open("w", encoding="utf-8") as fh:
+        for p in findings:
+            d = records[p.key]["test_suite"]["gold_finding"]
+            fh.write(json.dumps({"id": p.key, "db_id": p.db_id, "gold": p.gold, "pred": p.pred, **d}, default=str) + "\n")
+            print(f"     gold finding {p.key} ({p.db_id}) neighbour {d['neighbour'] + 1}: {d['gold_finding'][:100]}")
     t = time.perf_counter()
     run = [it for it in items if it.case_id in records]
     reports = [r for r in kill_reports(run, spider, k, out / ".nl2sql-cache" / "neighbours", workers) if r is not None]

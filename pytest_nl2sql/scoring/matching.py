@@ -155,8 +155,10 @@ _SKIP_NUMS = {int, float, _NONE}
 
 
 def _plain_text(s: str) -> bool:
-    """Text the comparison form leaves as it is (ASCII, not a date/time)."""
-    return s.isascii() and not (s[:1].isdigit() and (s[2:3] == ":" or s[4:5] == "-"))
+    """Text the comparison form leaves as it is (ASCII, not a date/time, UUID or JSON text)."""
+    return s.isascii() and not (
+        (s[:1].isdigit() and (s[2:3] == ":" or s[4:5] == "-")) or s[8:9] == "-" or s[:1] in "[{"
+    )
 
 
 def _canonical_columns(rows: list[tuple], width: int) -> list[list[Any]]:
@@ -175,6 +177,31 @@ def _canonical_columns(rows: list[tuple], width: int) -> list[list[Any]]:
             continue
         cols[j] = list(map(canonical_value, col))
     return cols
+
+
+_BYTES = (bytes, bytearray, memoryview)
+
+
+def _holds_bytes(rows: list[tuple]) -> bool:
+    """Some cell of the first row holds bytes (a bytea column)."""
+    return bool(rows) and any(isinstance(v, _BYTES) for v in rows[0])
+
+
+def _hex_column(col: list[Any]) -> list[Any]:
+    """Beside bytes, a text column that spells bytes in hex (``'01FF'``, PostgreSQL's
+    ``'\\x01ff'``) is read as the lowercase hex the bytes compare as."""
+    out = []
+    for v in col:
+        if v is None:
+            out.append(v)
+            continue
+        if type(v) is not str:
+            return col
+        h = v[2:] if v[:2] in ("\\x", "\\X") else v
+        if len(h) % 2 or not all(c in "0123456789abcdefABCDEF" for c in h):
+            return col
+        out.append(h.lower())
+    return out
 
 
 def _widths(rows: list[tuple], who: str) -> int | str:
@@ -224,6 +251,14 @@ def match_rows(
         return MatchResult(False, "the answer was truncated at the row limit (a cut result never matches)")
     gold_raw = gold_rows if isinstance(gold_rows, list) else list(gold_rows)
     pred_raw = pred_rows if isinstance(pred_rows, list) else list(pred_rows)
+    # rows as maps, sqlite3.Row, named tuples or lists: read as row tuples (answer_rows' rules)
+    try:
+        if gold_raw and type(gold_raw[0]) is not tuple:
+            gold_columns, gold_raw = _as_tuples(gold_raw, gold_columns)
+        if pred_raw and type(pred_raw[0]) is not tuple:
+            pred_columns, pred_raw = _as_tuples(pred_raw, pred_columns)
+    except RowShapeError as exc:
+        return MatchResult(False, f"the rows cannot be compared: {exc}")
     if not gold_raw and not pred_raw:
         return MatchResult(True)
     gold_cols, pred_cols = tuple(gold_columns or ()), tuple(pred_columns or ())
@@ -253,6 +288,9 @@ def match_rows(
         return MatchResult(False, bad[0])
     gold_by_col = _canonical_columns(gold_raw, n)
     pred_by_col = _canonical_columns(pred_raw, m)
+    if _holds_bytes(gold_raw) or _holds_bytes(pred_raw):
+        for by_col in (gold_by_col, pred_by_col):
+            by_col[:] = [_hex_column(c) for c in by_col]
     gold = list(zip(*gold_by_col, strict=True)) if gold_raw else []
     pred = list(zip(*pred_by_col, strict=True)) if pred_raw else []
     tols = [rule.tolerance(c) for c in gold_cols]
@@ -373,6 +411,11 @@ def match_rows(
             fallback,
         )
     return failed(size_reason(), fallback)
+
+
+def _as_tuples(rows: list, columns: Sequence[str]) -> tuple[Sequence[str], list[tuple]]:
+    cols, out = answer_rows(rows, columns)
+    return (cols or tuple(columns or ())), out
 
 
 def _hashable(*sides: list[tuple]) -> bool:

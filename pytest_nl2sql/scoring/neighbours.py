@@ -72,6 +72,11 @@ __all__ = [
     "sqlite_file",
 ]
 
+#: A column counts as unique in the real data only over at least this many values (in a handful
+#: of rows, distinct names are chance, and repeats there find real GROUP BY-name mistakes).
+UNIQUE_MIN_ROWS = 10
+#: Real rows sampled per table, for the columns a neighbour draws together.
+SAMPLE_ROWS = 100
 #: How long one query may run on a SQLite neighbour.
 QUERY_SECONDS = 5.0
 #: The gold's result on a neighbour is kept for the next item (``Neighbourhood.gold_result``)
@@ -103,7 +108,11 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
             has_null = con.execute(
                 f"SELECT EXISTS (SELECT 1 FROM {_q(name)} WHERE {_q(cname)} IS NULL)"
             ).fetchone()[0]
-            cols.append(ColumnSpec(cname, decl or "", bool(notnull), pk, sample, bool(has_null)))
+            n_values, n_distinct = con.execute(
+                f"SELECT COUNT({_q(cname)}), COUNT(DISTINCT {_q(cname)}) FROM {_q(name)}"
+            ).fetchone()
+            unique_real = n_values >= UNIQUE_MIN_ROWS and n_values == n_distinct
+            cols.append(ColumnSpec(cname, decl or "", bool(notnull), pk, sample, bool(has_null), unique_real))
         foreign = tuple(
             (r[3], r[2], r[4] or "") for r in con.execute(f"PRAGMA foreign_key_list({_q(name)})")
         )
@@ -111,8 +120,27 @@ def read_schema(con: sqlite3.Connection) -> tuple[list[TableSpec], list[str]]:
         for idx in con.execute(f"PRAGMA index_list({_q(name)})"):
             if idx[2]:  # unique
                 unique.append(tuple(r[2] for r in con.execute(f"PRAGMA index_info({_q(idx[1])})")))
-        tables[name] = TableSpec(name, sql, tuple(cols), foreign, tuple(unique))
+        samples = tuple(tuple(r) for r in con.execute(f"SELECT * FROM {_q(name)} LIMIT {SAMPLE_ROWS}"))
+        covering = tuple(c for c, parent, pcol in foreign if _covers(con, name, c, parent, pcol))
+        tables[name] = TableSpec(name, sql, tuple(cols), foreign, tuple(unique), samples, covering)
     return fk_order(tables), extra
+
+
+def _covers(con: sqlite3.Connection, child: str, col: str, parent: str, pcol: str) -> bool:
+    """Every row of the (non-empty) real parent table has a child through ``col``."""
+    try:
+        if not pcol:
+            pk = [r[1] for r in con.execute(f"PRAGMA table_info({_q(parent)})") if r[5]]
+            if len(pk) != 1:
+                return False
+            pcol = pk[0]
+        row = con.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {_q(parent)}), EXISTS (SELECT 1 FROM {_q(parent)} AS p WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {_q(child)} AS c WHERE c.{_q(col)} = p.{_q(pcol)}))"
+        ).fetchone()
+    except sqlite3.Error:
+        return False
+    return bool(row[0]) and not row[1]
 
 
 def _fill(con: sqlite3.Connection, tables: Sequence[TableSpec], rnd: random.Random) -> None:
@@ -335,20 +363,25 @@ class Neighbourhood:
 
 
 def _rows_json(rows: Sequence[tuple], n: int = 10) -> list[list]:
-    from pytest_nl2sql.suitefile.values import normalize_row
+    from pytest_nl2sql.suitefile.values import json_value
 
-    return [list(normalize_row(r)) for r in rows[:n]]
+    return [[json_value(v) for v in r] for r in rows[:n]]
 
 
 def disagreement(
     hood: Neighbourhood, datasource: str, gold_sql: str, answer_sql: str, rule: Any, role: str | None = None
 ) -> dict | None:
     """The first neighbour on which the answer's SQL and the gold SQL give different results
-    (with both results), or None when they agree on every neighbour. A neighbour on which the
-    gold SQL itself fails is passed over; one on which only the answer's SQL fails disagrees.
-    With ``role``, the answer's SQL must first pass the guard and the validator for it
-    (``Neighbourhood.admit``) and runs under the role's columns."""
-    from pytest_nl2sql.scoring.matching import match_rows
+    (with both results and a shrunk ``counterexample``), or None when they agree on every
+    neighbour that judges. With ``role``, the answer's SQL must first pass the guard and the
+    validator for it (``Neighbourhood.admit``) and runs under the role's columns. A neighbour on
+    which the gold SQL itself fails, or on which the gold's own ``ORDER BY ... LIMIT`` cuts
+    inside a tie, does not judge (``ambiguous``); one on which only the answer's SQL fails
+    disagrees. A difference that comes from the gold's fragility
+    (``counterexample.gold_fragility``) is kept as a ``gold_finding`` and returned only when no
+    neighbour gives a plain disagreement."""
+    from pytest_nl2sql.scoring.counterexample import gold_fragility
+    from pytest_nl2sql.scoring.ties import tie_at_limit
 
     found = hood.of(datasource)
     if not found:
@@ -359,22 +392,87 @@ def disagreement(
         if why is not None:
             return {"neighbour": 0, "database": "", "reason": f"the answer's SQL is not run on the neighbours: {why}",
                     "gold_rows": [], "answer_rows": None}
+    tree = _gold_tree(gold_sql)
+    ambiguous: list[int] = []
+    finding: dict | None = None
     for i, neighbour in enumerate(found):
         gold = hood.gold_result(neighbour, gold_sql, datasource)
         if gold is None:
             continue
         gcols, grows = gold
-        try:
-            pcols, prows = run_query(neighbour, answer_sql, datasource=datasource, policy=policy)
-        except QUERY_FAILED as exc:
-            return {"neighbour": i, "database": str(neighbour), "reason": f"the answer's SQL fails there: {exc}",
-                    "gold_rows": _rows_json(grows), "answer_rows": None}
-        result = match_rows(gcols, grows, pcols, prows, rule)
-        if not result.matched:
-            return {"neighbour": i, "database": str(neighbour), "reason": result.reason,
-                    "gold_columns": list(gcols), "gold_rows": _rows_json(grows),
-                    "answer_columns": list(pcols), "answer_rows": _rows_json(prows)}
-    return None
+        diff = _differ(neighbour, gold, answer_sql, rule, datasource, policy)
+        if diff is None:
+            continue
+        dialect = "postgres" if isinstance(neighbour, PgNeighbour) else "sqlite"
+        if tie_at_limit(tree, dialect, lambda sql, n, nb=neighbour: run_query(nb, sql, n or 100_000), identical=True) is not None:
+            ambiguous.append(i)
+            continue
+        record = {"neighbour": i, "database": str(neighbour), "seed": hood.seed, **diff,
+                  "gold_columns": list(gcols), "gold_rows": _rows_json(grows)}
+        record["counterexample"] = _counterexample(neighbour, gold_sql, answer_sql, rule)
+        why = gold_fragility(gold_sql, answer_sql, record["counterexample"])
+        if why is None:
+            if ambiguous:
+                record["ambiguous"] = ambiguous
+            return record
+        if finding is None:
+            finding = {**record, "gold_finding": why}
+    if finding is not None and ambiguous:
+        finding["ambiguous"] = ambiguous
+    return finding
+
+
+def _gold_tree(sql: str) -> Any:
+    import sqlglot
+
+    try:
+        return sqlglot.parse_one(sql, read="sqlite")
+    except Exception:
+        return None
+
+
+def _differ(
+    neighbour: Neighbour, gold: tuple, answer_sql: str, rule: Any, datasource: str = "", policy: Any = None
+) -> dict | None:
+    """How the answer's result on ``neighbour`` differs from the gold's, or None."""
+    from pytest_nl2sql.scoring.matching import match_rows
+
+    gcols, grows = gold
+    try:
+        pcols, prows = run_query(neighbour, answer_sql, datasource=datasource, policy=policy)
+    except QUERY_FAILED as exc:
+        return {"reason": f"the answer's SQL fails there: {exc}", "answer_rows": None}
+    result = match_rows(gcols, grows, pcols, prows, rule)
+    if result.matched:
+        return None
+    return {"reason": result.reason, "answer_columns": list(pcols), "answer_rows": _rows_json(prows)}
+
+
+def _counterexample(neighbour: Neighbour, gold_sql: str, answer_sql: str, rule: Any) -> dict | None:
+    """The neighbour's rows shrunk to the fewest on which gold and answer still differ (SQLite)."""
+    from pytest_nl2sql.scoring.counterexample import shrink
+    from pytest_nl2sql.scoring.matching import match_rows
+
+    if not isinstance(neighbour, Path):
+        return None
+
+    def differ(gold: Any, answer: Any) -> bool:
+        if isinstance(answer, Exception):
+            return True
+        return not match_rows(gold[0], gold[1], answer[0], answer[1], rule).matched
+
+    try:
+        found = shrink(neighbour, gold_sql, answer_sql, differ)
+    except Exception:  # a counterexample is a courtesy: never the reason an item breaks
+        return None
+    if found is None:
+        return None
+    for t in found["rows"]:
+        t["rows"] = _rows_json([tuple(r) for r in t["rows"]], len(t["rows"]))
+    for key in ("gold_rows", "answer_rows"):
+        if found[key] is not None:
+            found[key] = _rows_json([tuple(r) for r in found[key]], 20)
+    return found
 
 
 def sqlite_file(url: str) -> Path | None:

@@ -194,7 +194,9 @@ class _Index:
 
     def __init__(self, rows: list[tuple], numpos: list[int]) -> None:
         self.rows = rows
-        self.first = numpos[0] if numpos else None
+        # index on the most selective number (a 0.0 / 1.0 flag column would put half the rows
+        # in every window and exhaust the pairing bound on equal results)
+        self.first = max(numpos, key=lambda i: len({r[i] for r in rows})) if len(numpos) > 1 else (numpos[0] if numpos else None)
         if self.first is None:
             self.order = list(range(len(rows)))
             self.keys: list[float] = []

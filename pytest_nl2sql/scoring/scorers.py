@@ -30,7 +30,7 @@ from pytest_nl2sql.scoring.matching import (
     rows_to_tuples,
 )
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Outcome
-from pytest_nl2sql.suitefile.values import normalize_value
+from pytest_nl2sql.suitefile.values import json_value
 
 __all__ = ["BuiltinScorers", "Score", "ScoreContext"]
 
@@ -94,7 +94,7 @@ def _json_row(row: tuple) -> list:
     """A compared row for the JSON record (Decimals, NaN and the like in storage form)."""
     out = []
     for v in row:
-        v = normalize_value(v)
+        v = json_value(v)
         out.append(None if isinstance(v, float) and v != v else v)
     return out
 
@@ -161,12 +161,40 @@ def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Sco
         return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": why}})
     if found is None:
         return Score("result_match", True, 1.0, data={"test_suite": {"checked": True, "neighbours": len(paths)}})
+    if found.get("gold_finding"):
+        # the gold's own fragility, not the engine's failure: an audit finding to read
+        detail = (
+            f"gold is fragile on neighbour {found['neighbour'] + 1}: read it ({found['gold_finding']})"
+            + shown_counterexample(found)
+        )
+        data = {"test_suite": {"checked": True, "neighbours": len(paths), "gold_finding": found}}
+        return Score("result_match", True, 1.0, detail, data=data)
     detail = (
         f"the rows match on the real database, but not on neighbour database {found['neighbour'] + 1} of "
-        f"{len(paths)} (--nl2sql-test-suite): {found['reason']}"
+        f"{len(paths)} (--nl2sql-test-suite): {found['reason']}" + shown_counterexample(found)
     )
     data = {"test_suite": {"checked": True, "neighbours": len(paths), "disagreed": found}}
     return Score("result_match", False, 0.0, detail, data=data)
+
+
+def shown_counterexample(found: dict) -> str:
+    """The shrunk counterexample of a test-suite disagreement, for the failure text."""
+    cx = found.get("counterexample")
+    if not cx:
+        return ""
+    lines = [
+        f"\ncounterexample: neighbour {found['neighbour'] + 1} (seed {found.get('seed')}, {found.get('database')}),"
+        f" {cx['row_count']} of its {cx['shrunk_from']} rows{'' if cx['complete'] else ' (shrinking stopped at its time bound)'}:"
+    ]
+    for t in cx["rows"]:
+        lines.append(f"  {t['table']} ({', '.join(map(str, t['columns']))}):")
+        lines += [f"    {tuple(r)!r}" for r in t["rows"][:10]]
+    lines.append(f"  gold gives {[tuple(r) for r in cx['gold_rows']]!r}")
+    if cx.get("answer_error"):
+        lines.append(f"  the answer fails: {cx['answer_error']}")
+    else:
+        lines.append(f"  answer gives {[tuple(r) for r in cx['answer_rows']]!r}")
+    return "\n".join(lines)
 
 
 def _routing(ctx: ScoreContext) -> Score | None:

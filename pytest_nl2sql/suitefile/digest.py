@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from pytest_nl2sql.suitefile.model import EvalCase
@@ -32,10 +33,17 @@ def _canonical(case: EvalCase) -> dict[str, Any]:
     }
 
 
+def _exact(value: Any) -> str:
+    """An exact Decimal of a suite file (``!decimal 12.34``) as its own text."""
+    if isinstance(value, Decimal):
+        return f"!decimal {value}"
+    raise TypeError(f"{type(value).__name__} is not a suite value")
+
+
 def gold_digest(cases: Iterable[EvalCase]) -> str:
     """Hex SHA-256 of the cases' gold content, in file order."""
     h = hashlib.sha256()
     for case in cases:
-        h.update(json.dumps(_canonical(case), sort_keys=True, ensure_ascii=False).encode())
+        h.update(json.dumps(_canonical(case), sort_keys=True, ensure_ascii=False, default=_exact).encode())
         h.update(b"\n")
     return h.hexdigest()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 try:
@@ -282,6 +283,14 @@ def _scalar_value(node: ScalarNode) -> Any:
     if tag is T_BOOL:
         return _BOOL[value]
     explicit = _EXPLICIT.get(str(tag))
+    if explicit is None and str(tag) == DECIMAL_TAG:
+        try:
+            d = Decimal(value.strip())
+        except InvalidOperation:
+            raise BadScalar(f"{value!r} is not a valid decimal") from None
+        if not d.is_finite():
+            raise BadScalar(f"{value!r} is not a finite decimal")
+        return d
     if explicit is None:
         raise BadScalar(f"unsupported tag {str(tag)!r} (suites use plain YAML values)")
     try:
@@ -298,6 +307,11 @@ def _scalar_value(node: ScalarNode) -> Any:
         return _float(value)
     except (KeyError, ValueError):
         raise BadScalar(f"{value!r} is not a valid {str(tag).rsplit(':', 1)[-1]}") from None
+
+
+#: An exact decimal in a suite file (``!decimal 12000000.00``): what the writer stores for a
+#: non-integral NUMERIC / Decimal value, read back as that Decimal (docs/scoring.md).
+DECIMAL_TAG = "!decimal"
 
 
 def _int(value: str) -> int:

@@ -1,7 +1,8 @@
 """Suite YAML as text: how one value, one row and one new case or suite file is written.
 
 Values are written by one rule: int, float, text, true/false, null; other values are first
-normalized by ``values.normalize_value`` (Decimal, dates, bytes, UUID). ``dump_suite(cases,
+normalized by ``values.normalize_value`` (Decimal, dates, bytes, UUID); a non-integral Decimal
+is written ``!decimal 12.34`` and read back as that Decimal (exact). ``dump_suite(cases,
 header)`` writes a new suite file (drafts, migrations) in the layout the shipped suites use,
 which the writer's in-place updates then keep.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Origin
 from pytest_nl2sql.suitefile.values import normalize_value
-from pytest_nl2sql.suitefile.yamlnodes import T_STR, resolve_plain
+from pytest_nl2sql.suitefile.yamlnodes import DECIMAL_TAG, T_STR, resolve_plain
 
 __all__ = ["alt_block", "data_block", "dump_case", "dump_suite", "format_block_text", "format_row", "format_scalar", "format_text", "rows_block"]
 
@@ -104,7 +106,10 @@ def format_scalar(value: Any) -> str:
             mantissa, exp = text.split("e")
             text = f"{mantissa}.0e{exp}"
         return text
-    return format_scalar(normalize_value(value))
+    value = normalize_value(value)
+    if type(value) is Decimal:  # exact: read back as the same Decimal
+        return f"{DECIMAL_TAG} {value}"
+    return format_scalar(value)
 
 
 def format_row(row: Mapping[str, Any]) -> str:

@@ -80,6 +80,7 @@ from pytest_nl2sql.scoring.mutants import (
     kill_rates,
     mutants,
 )
+from pytest_nl2sql.scoring.ties import tie_at_limit
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Status
 from pytest_nl2sql.upkeep.check import role_problems
@@ -199,65 +200,15 @@ class _CaseAudit:
             )
 
     def check_tie(self, label: str, tree: exp.Expression | None) -> None:
-        if tree is None:
-            return
-        order, limit = tree.args.get("order"), tree.args.get("limit")
-        if not order or not isinstance(limit, exp.Limit):
-            return
-        literal = limit.expression
-        if not (isinstance(literal, exp.Literal) and literal.is_int):
-            return
-        n = int(literal.this)
-        probe = tree.copy()
-        outputs = [e.alias_or_name for e in tree.expressions] if isinstance(tree, exp.Select) else []
-        keys: list[tuple[str, Any]] = []
-        extra: list[exp.Expression] = []
-        for ordered in order.expressions:
-            term = ordered.this
-            if isinstance(term, exp.Literal) and term.is_int:
-                keys.append(("index", int(term.this) - 1))
-            elif isinstance(term, exp.Column) and not term.table and (
-                term.name in outputs or not isinstance(tree, exp.Select)
-            ):
-                keys.append(("name", term.name))
-            elif isinstance(tree, exp.Select) and not tree.args.get("distinct"):
-                keys.append(("extra", len(extra)))
-                extra.append(term)
-            else:
-                return  # a sort key we cannot read back without changing the query
-        if extra:
-            probe.select(*(e.copy().as_(f"nl2sql_sort_key_{i}") for i, e in enumerate(extra)), copy=False)
-        probe.args["limit"].set("expression", exp.Literal.number(n + 1))
-        try:
-            result = self.adapter.execute(probe.sql(dialect=self.read), row_limit=max(self.adapter.row_limit, n + 1))
-        except QueryError:
-            return
-        if len(result.rows) <= n or n == 0:
-            return
-        columns = [c.lower() for c in result.columns]
-        width = len(columns) - len(extra)
+        def execute(sql: str, at_least: int) -> tuple[Any, Any]:
+            limit = max(self.adapter.row_limit, at_least) if at_least else None
+            result = self.adapter.execute(sql, row_limit=limit) if limit else self.adapter.execute(sql)
+            return result.columns, result.rows
 
-        def key(row: tuple) -> tuple | None:
-            out = []
-            for how, what in keys:
-                if how == "index":
-                    if not 0 <= what < width:
-                        return None
-                    out.append(row[what])
-                elif how == "name":
-                    if what.lower() not in columns[:width]:
-                        return None
-                    out.append(row[columns.index(what.lower())])
-                else:
-                    out.append(row[width + what])
-            return tuple(out)
-
-        last, first_cut = result.rows[n - 1], result.rows[n]
-        tie = key(last)
-        if tie is None or tie != key(first_cut):
+        found = tie_at_limit(tree, self.read, execute)
+        if found is None:
             return
-        if last[:width] == first_cut[:width] and not self._tie_differs(probe, key, tie, last[:width], width):
-            return
+        n, tie = found
         shown = ", ".join(repr(v) for v in tie)
         self.add(
             "error",
@@ -266,17 +217,6 @@ class _CaseAudit:
             f"sort keys ({shown}), so which rows are kept is up to the database; add a unique "
             "tie-breaker to ORDER BY, or keep the ties (RANK() <= n, or >= the n-th value)",
         )
-
-    def _tie_differs(self, probe: exp.Expression, key: Any, tie: tuple, body: tuple, width: int) -> bool:
-        """Identical rows on both sides of the cut: is any other row with the same keys different?"""
-        whole = probe.copy()
-        whole.set("limit", None)
-        whole.set("offset", None)
-        try:
-            result = self.adapter.execute(whole.sql(dialect=self.read))
-        except QueryError:
-            return False
-        return any(key(row) == tie and row[:width] != body for row in result.rows)
 
     def check_float_order(self, label: str, tree: exp.Expression | None, result: QueryResult) -> None:
         if tree is None or not any(isinstance(v, float) for row in result.rows for v in row):

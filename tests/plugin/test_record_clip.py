@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_nl2sql.plugin.report import MAX_TEXT_CHARS, clip
+from pytest_nl2sql.reporting.report import MAX_TEXT_CHARS, clip
 
 
 def test_clip_cuts_long_text_with_a_marker_and_leaves_the_rest() -> None:
