@@ -6,6 +6,7 @@ worker. Node ids are stable: ``evals/chinook.yaml::chinook_001[analyst]``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -78,6 +79,9 @@ class SuiteFile(pytest.File):
 
     def collect(self) -> Iterator[CaseItem]:
         run: ItemRunner = self.config.stash[RUN_KEY]
+        changed = changed_since_controller(self.config, self.path)
+        if changed:
+            raise self.CollectError(changed)
         try:
             suite = load_suite(self.path, write_cache=False)  # the session start filled the cache
         except SuiteError as exc:
@@ -105,6 +109,35 @@ class SuiteFile(pytest.File):
         if isinstance(excinfo.value, self.CollectError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+def suite_digests(paths: Any) -> dict[str, str]:
+    """sha256 of each suite file's bytes, by resolved path (the controller's, at configure)."""
+    out = {}
+    for p in paths:
+        try:
+            out[str(Path(p).resolve())] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return out
+
+
+def changed_since_controller(config: pytest.Config, path: Path) -> str | None:
+    """An xdist worker (a replacement one after a crash, too) that reads another version of a
+    suite file than the controller did would make xdist, which schedules by index, run items
+    twice and others never: the worker refuses to collect it, loudly."""
+    digests = getattr(config, "workerinput", {}).get("nl2sql_digests") or {}
+    key = str(Path(path).resolve())
+    if key not in digests:
+        return None
+    now = suite_digests([path]).get(key)
+    if now == digests[key]:
+        return None
+    return (
+        f"{path}: the suite file changed during the run (this xdist worker read another version than "
+        "the controller; xdist schedules items by position, so items would run twice and others never): "
+        "the run stops; rerun it"
+    )
 
 
 _MARKER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

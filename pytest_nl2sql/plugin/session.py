@@ -25,6 +25,7 @@ from pytest_nl2sql.plugin.collect import (
     case_selected,
     select_roles,
     select_shard,
+    suite_digests,
 )
 from pytest_nl2sql.plugin.endings import (
     SigtermAsInterrupt,
@@ -81,6 +82,7 @@ class Nl2sqlSession:
         self.missing: list[dict[str, str]] = []  # items without a verdict, with why (plugin.endings)
         self.sigterm = SigtermAsInterrupt()
         self._stale_removed = False
+        self._digests: dict[str, str] | None = None  # suite file digests handed to xdist workers
         self.reruns: dict[str, int] = {}  # pytest-rerunfailures: reruns per item
         self.output_errors: list[str] = []  # outputs that could not be written (reporting.finish)
         self.workers_down: list[str] = []
@@ -140,6 +142,9 @@ class Nl2sqlSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         self.worker_count += 1
+        if self._digests is None:  # once: a replacement worker checks against the same digests
+            self._digests = suite_digests(sorted(self._suite_paths))
+        node.workerinput["nl2sql_digests"] = self._digests
         if self.run.ledger is not None:
             node.workerinput["nl2sql_ledger"] = str(self.run.ledger.path)
 

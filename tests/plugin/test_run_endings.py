@@ -152,3 +152,29 @@ def test_collect_only_writes_no_report(pytester: pytest.Pytester, project: Path)
     result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-k", "nothing_matches", "--nl2sql-out", "r.json")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     assert (project / "r.json").read_text() == "the last real report"
+
+
+EDIT_AND_KILL_CONFTEST = """
+import os, signal
+from pathlib import Path
+def pytest_runtest_call(item):
+    if "mini_002[admin]" in item.nodeid and hasattr(item.config, "workerinput") and not Path("edited").exists():
+        Path("edited").write_text("")
+        suite = Path("evals/mini.yaml")
+        suite.write_text(suite.read_text().replace("- id: mini_001", "- id: mini_000\\n  question: Added during the run\\n  datasources: [chinook]\\n  status: approved\\n  origin: hand\\n  outcome: {admin: unanswerable}\\n  sql: null\\n  plan: {kind: not_answerable, reason: none}\\n- id: mini_001", 1))
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_replacement_worker_that_reads_an_edited_suite_fails_loudly(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(EDIT_AND_KILL_CONFTEST)
+    result = pytester.runpytest_subprocess(
+        "--nl2sql-suite", "evals/mini.yaml", "-n", "2", "--max-worker-restart=2", "-p", "no:cacheprovider", "--nl2sql-out", "r.json",
+    )
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret != 0, out
+    assert "the suite file changed during the run" in out, out
+    data = json.loads((project / "r.json").read_text())
+    nodeids = [r["nodeid"] for r in data["items"]]
+    assert len(nodeids) == len(set(nodeids)) and "mini_000" not in " ".join(nodeids)  # nothing twice, nothing new
+    assert data["run"]["complete"] is False
