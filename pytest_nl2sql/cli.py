@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pytest_nl2sql.config import ConfigError
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
@@ -13,6 +14,7 @@ __all__ = ["main"]
 
 
 USAGE_ERROR = 4  # as pytest's: the command cannot run as asked
+INCOMPLETE = 3  # report gate/merge/compare: a report of a run that lost items (without --allow-incomplete)
 _CONFIG_HELP = "the project's nl2sql.yaml (default: the nearest one above the current folder)"
 
 
@@ -265,12 +267,37 @@ def _report_door(func: Callable[[argparse.Namespace], int]) -> Callable[[argpars
     return door
 
 
+def _refuse_incomplete(command: str, reports: list[tuple[str, Any]], allow: bool) -> bool:
+    """True (and one line on stderr) when a report is incomplete and --allow-incomplete is not
+    given; with it, one line on stdout saying what is let through (reporting.completeness)."""
+    from pytest_nl2sql.reporting.completeness import incomplete_line
+
+    refused = False
+    for name, data in reports:
+        line = incomplete_line(data.get("run") or {})
+        if line is None:
+            continue
+        if allow:
+            print(f"{name}: {line} (let through by --allow-incomplete)")
+        else:
+            print(f"pytest-nl2sql report {command}: {name}: {line}; rerun it, or pass --allow-incomplete", file=sys.stderr)
+            refused = True
+    return refused
+
+
 def _report_compare(args: argparse.Namespace) -> int:
     """Items that flipped between two JSON reports, per-tag deltas, a paired test."""
     from pytest_nl2sql.reporting.compare import CompareError, compare_reports, load_report
 
     try:
-        result = compare_reports(load_report(args.base), load_report(args.new))
+        base, new = load_report(args.base), load_report(args.new)
+    except CompareError as exc:
+        print(f"pytest-nl2sql report compare: {exc}", file=sys.stderr)
+        return 2
+    if _refuse_incomplete("compare", [(args.base, base), (args.new, new)], args.allow_incomplete):
+        return INCOMPLETE
+    try:
+        result = compare_reports(base, new)
     except CompareError as exc:
         print(f"pytest-nl2sql report compare: {exc}", file=sys.stderr)
         return 2
@@ -293,8 +320,15 @@ def _report_merge(args: argparse.Namespace) -> int:
     from pytest_nl2sql.suitefile.lock import write_atomic
 
     try:
-        merged = merge_reports([(p, load_report(p)) for p in args.reports])
-    except (CompareError, MergeError) as exc:
+        loaded = [(p, load_report(p)) for p in args.reports]
+    except CompareError as exc:
+        print(f"pytest-nl2sql report merge: {exc}", file=sys.stderr)
+        return 2
+    if _refuse_incomplete("merge", loaded, args.allow_incomplete):
+        return INCOMPLETE
+    try:
+        merged = merge_reports(loaded)
+    except MergeError as exc:
         print(f"pytest-nl2sql report merge: {exc}", file=sys.stderr)
         return 2
     out = Path(args.output)
@@ -324,12 +358,14 @@ def _report_gate(args: argparse.Namespace) -> int:
     except (CompareError, BaselineError) as exc:
         print(f"pytest-nl2sql report gate: {exc}", file=sys.stderr)
         return 2
+    if _refuse_incomplete("gate", [(args.report, report)], args.allow_incomplete):
+        return INCOMPLETE
     mode = report["run"].get("mode") or "plans"
     if baseline.version == 1:
         print(f"pytest-nl2sql report gate: {args.baseline}: baseline version 1 records no mode; migrate it (docs/plugin.md#the-baseline-gate)", file=sys.stderr)
         return 2
     suites = {Path(p).name: c for p in args.suite or () if (c := suite_cases(Path(p))) is not None}
-    result = gate_records(report["items"], baseline, mode=mode, suites=suites, strict=args.strict)
+    result = gate_records(report["items"], baseline, mode=mode, suites=suites, strict=args.strict, crashed=report["run"].get("crashed") or ())
     for line in result.lines():
         print(line)
     return 0 if result.ok else 1
@@ -343,17 +379,20 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     cmp_.add_argument("new", metavar="NEW.json", help="the later JSON report")
     cmp_.add_argument("--allow-regressions", type=int, default=0, metavar="N", help="exit 0 with at most N regressed items")
     cmp_.add_argument("--max-p", type=float, default=None, metavar="P", help="exit 0 unless McNemar's p-value is at most P")
+    cmp_.add_argument("--allow-incomplete", action="store_true", help="read a report of a run that lost items (crashed, interrupted); says so")
     cmp_.set_defaults(func=_report_door(_report_compare))
     merge = rep_sub.add_parser("merge", help="merge shard reports into one (as a single run's)")
     merge.add_argument("reports", nargs="+", metavar="SHARD.json", help="the shard reports (--nl2sql-shard I/N runs)")
     merge.add_argument("-o", "--output", required=True, metavar="ALL.json", help="the merged JSON report to write")
     merge.add_argument("--html", metavar="FILE", help="also write the merged HTML report")
+    merge.add_argument("--allow-incomplete", action="store_true", help="read a report of a run that lost items (crashed, interrupted); says so")
     merge.set_defaults(func=_report_door(_report_merge))
     gate = rep_sub.add_parser("gate", help="the baseline gate on a (merged) report (exit 1 on new failures)")
     gate.add_argument("report", metavar="ALL.json", help="the (merged) JSON report to gate")
     gate.add_argument("--baseline", required=True, metavar="FILE", help="the known failures (JSON baseline)")
     gate.add_argument("--suite", action="append", metavar="PATH", help="the run's suites, to find stale entries")
     gate.add_argument("--strict", action="store_true", help="fixed and stale entries fail too")
+    gate.add_argument("--allow-incomplete", action="store_true", help="read a report of a run that lost items (crashed, interrupted); says so")
     gate.set_defaults(func=_report_door(_report_gate))
 
 

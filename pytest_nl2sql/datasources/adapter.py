@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import math
+import signal
 import sqlite3
 import threading
 import time
@@ -490,7 +491,8 @@ class Adapter:
 
             driver.set_progress_handler(progress, _SQLITE_PROGRESS_STEPS)
             try:
-                yield
+                with _ctrl_c_stops(driver):
+                    yield
             finally:
                 driver.set_progress_handler(None, 0)
         elif self.dialect in ("duckdb", "postgresql"):
@@ -552,6 +554,37 @@ class Adapter:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops(driver: Any) -> Iterator[None]:
+    """Ctrl-C during a SQLite query is the user's: sqlite3 runs Python only in its callbacks
+    (the authorizer, the progress handler), and a KeyboardInterrupt raised there becomes the
+    query's "interrupted"/"not authorized" error -- an item's sql_error, and the run went on.
+    While the query runs (in the main thread), SIGINT interrupts the query and is raised
+    again, as KeyboardInterrupt, once the query has stopped (pytest: Interrupted, exit 2)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[Any] = []
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        caught.append(frame)
+        driver.interrupt()
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_sigint)
+    except (ValueError, OSError):  # pragma: no cover - not the main interpreter
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if caught:
+            if callable(previous):
+                previous(signal.SIGINT, caught[0])  # Python's default handler raises KeyboardInterrupt
+            raise KeyboardInterrupt
 
 
 @attrs.define

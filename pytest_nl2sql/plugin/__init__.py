@@ -5,8 +5,10 @@ The package is the pytest wiring of a run: ``options`` (command line and ini), `
 (the public hooks), ``session`` (collection, upkeep before the run, the controller's report),
 ``collect`` (suite files, items, roles and shards), ``run`` (the engine, modes, judging an item),
 ``asking`` and ``concurrency`` (asking the engine, in flight), ``accounting``, ``failfast``,
-``estimate`` and ``ledger`` (mode full at scale, the cost cap across workers) and
-``engine_factory`` (building the engine ``nl2sql.yaml`` names). What the records become --
+``estimate`` and ``ledger`` (mode full at scale, the cost cap across workers),
+``engine_factory`` (building the engine ``nl2sql.yaml`` names), ``endings`` (runs that end
+badly: items without a verdict, SIGTERM, stale reports) and ``xdist_scope`` (``--dist
+loadscope`` by case). What the records become --
 terminal, JSON, HTML, junitxml, compare, merge, the baseline gate -- is ``reporting/``; a new
 report format goes there.
 
@@ -15,6 +17,8 @@ May import every other stage (``suitefile``, ``config``, ``datasources``, ``llm`
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -40,4 +44,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(BuiltinScorers(), "nl2sql_scorers")
     config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
-    config.pluginmanager.register(Nl2sqlSession(config, run), "nl2sql_session")
+    session = Nl2sqlSession(config, run)
+    config.pluginmanager.register(session, "nl2sql_session")
+    if config.pluginmanager.hasplugin("xdist"):
+        from pytest_nl2sql.plugin.xdist_scope import XdistScope
+
+        config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")

@@ -130,7 +130,7 @@ class Progress:
         self.done += 1
         self.cost += float(record.get("cost_usd") or 0.0)
         now = time.monotonic()
-        if self.config.option.verbose < 0 or now - self.last < self.every or now - self.started < self.every:
+        if int(getattr(self.config.option, "verbose", 0) or 0) < 0 or now - self.last < self.every or now - self.started < self.every:
             return
         self.last = now
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")

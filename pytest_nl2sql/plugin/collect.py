@@ -6,9 +6,14 @@ worker. Node ids are stable: ``evals/chinook.yaml::chinook_001[analyst]``.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
+import _pytest
+import pluggy
 import pytest
 
 from pytest_nl2sql.errors import SuiteError
@@ -31,8 +36,9 @@ class ItemRunner(Protocol):
     def run_item(self, item: CaseItem) -> None: ...
 
 
-class CaseFailure(Exception):
-    """An item whose scores failed; its text is the item's whole failure report."""
+class CaseFailure(AssertionError):
+    """An item whose scores failed; its text is the item's whole failure report. An
+    AssertionError, so reporters (allure, JUnit readers) call the item failed, not broken."""
 
 
 class SuiteCollectError(Exception):
@@ -73,6 +79,9 @@ class SuiteFile(pytest.File):
 
     def collect(self) -> Iterator[CaseItem]:
         run: ItemRunner = self.config.stash[RUN_KEY]
+        changed = changed_since_controller(self.config, self.path)
+        if changed:
+            raise self.CollectError(changed)
         try:
             suite = load_suite(self.path, write_cache=False)  # the session start filled the cache
         except SuiteError as exc:
@@ -83,6 +92,7 @@ class SuiteFile(pytest.File):
             raise self.CollectError("\n".join(problems))
         run.register_suite(self.path, suite)
         run.check_mode(self.path, suite)
+        markers = MarkerNames(self.config)
         for case in suite.cases:
             if case.status is not Status.APPROVED or not case_selected(case, run):
                 continue
@@ -90,12 +100,84 @@ class SuiteFile(pytest.File):
                 name = f"{case.id}[{role}]"
                 # an explicit nodeid, so pytest parses "[role]" as the parameter part, as it
                 # does for the ids it reads back (--lf, --deselect, the cache)
-                yield CaseItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", case=case, role=role)
+                item = CaseItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", case=case, role=role)
+                for word in markers.usable(case.tags, role, case.outcome[role].value):
+                    item.add_marker(word)
+                yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, self.CollectError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+def suite_digests(paths: Any) -> dict[str, str]:
+    """sha256 of each suite file's bytes, by resolved path (the controller's, at configure)."""
+    out = {}
+    for p in paths:
+        try:
+            out[str(Path(p).resolve())] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return out
+
+
+def changed_since_controller(config: pytest.Config, path: Path) -> str | None:
+    """An xdist worker (a replacement one after a crash, too) that reads another version of a
+    suite file than the controller did would make xdist, which schedules by index, run items
+    twice and others never: the worker refuses to collect it, loudly."""
+    digests = getattr(config, "workerinput", {}).get("nl2sql_digests") or {}
+    key = str(Path(path).resolve())
+    if key not in digests:
+        return None
+    now = suite_digests([path]).get(key)
+    if now == digests[key]:
+        return None
+    return (
+        f"{path}: the suite file changed during the run (this xdist worker read another version than "
+        "the controller; xdist schedules items by position, so items would run twice and others never): "
+        "the run stops; rerun it"
+    )
+
+
+_MARKER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_OURS = "an nl2sql tag, role or outcome"
+
+
+class MarkerNames:
+    """Tags, roles and outcomes as pytest markers, registered (so ``-m aggregation`` selects
+    as pytest users expect, also with ``--strict-markers``). A word that is already a marker
+    of pytest or another plugin (``skip``, ``xfail``, ``flaky``, ``timeout``, ...) is left out:
+    marking an item with it would change how it runs; ``-k`` still matches every word."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        lines = config.getini("markers")
+        self.ours = {ln.split(":")[0].strip() for ln in lines if ln.endswith(_OURS)}  # another suite file's
+        self.taken = {ln.split(":")[0].split("(")[0].strip() for ln in lines if not ln.endswith(_OURS)}
+
+    def usable(self, *words: Any) -> list[str]:
+        out = []
+        for word in words:
+            for w in [word] if isinstance(word, str) else list(word):
+                if w in self.ours:
+                    out.append(w)
+                elif w not in self.taken and _MARKER_NAME.match(w) and not w.startswith("nl2sql"):
+                    self.config.addinivalue_line("markers", f"{w}: {_OURS}")
+                    self.ours.add(w)
+                    out.append(w)
+        return out
+
+
+class ItemParams:
+    """What a parametrized test's ``item.callspec`` offers to tools (params, id); pytest's
+    fixture ordering reads ``indices`` and ``_arg2scope`` (function scope: never reordered)."""
+
+    def __init__(self, params: dict[str, Any], id: str) -> None:
+        self.params = params
+        self.id = id
+        self.indices = dict.fromkeys(params, 0)
+        self._arg2scope = dict.fromkeys(params, "function")
 
 
 class CaseItem(pytest.Item):
@@ -118,6 +200,11 @@ class CaseItem(pytest.Item):
             words.add(case.difficulty.value)
         self.extra_keyword_matches.update(words)
         self.record: dict[str, Any] | None = None
+        # a stable identity per item for tools that read a parametrized test's name and
+        # parameters (allure's historyId, ...): the case id, parametrized by the role
+        self.originalname = case.id
+        self.callspec = ItemParams({"role": role}, role)
+        self.cls = None  # read beside callspec (pytest's fixture ordering, allure)
 
     def setup(self) -> None:
         run: ItemRunner = self.config.stash[RUN_KEY]
@@ -136,8 +223,14 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, (CaseFailure, CaseSuiteError)):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
+            return _styled(str(excinfo.value), style or self.config.getoption("tbstyle", "auto"))
+        return super().repr_failure(excinfo, style)
+
+    def _traceback_filter(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        """Any exception (pytest-timeout's Failed, an engine's bug): the frames of pytest and
+        pluggy pruned, as for a plain test, so the reason stays readable."""
+        inner = [e for e in excinfo.traceback if not _is_framework(str(e.path))]
+        return excinfo.traceback.filter(lambda e: not _is_framework(str(e.path))) if inner else excinfo.traceback
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.case.location.line - 1 if self.case.location else None
@@ -145,6 +238,26 @@ class CaseItem(pytest.Item):
 
 
 RUN_KEY = pytest.StashKey[ItemRunner]()
+_FRAMEWORK = tuple(str(Path(m.__file__).parent) for m in (pytest, pluggy, _pytest))
+
+
+def _is_framework(path: str) -> bool:
+    return path.startswith(_FRAMEWORK)
+
+
+def _styled(text: str, style: str) -> str:
+    """A case's failure report in pytest's ``--tb`` style: ``line`` its reason (the first line),
+    ``short`` without the SQL and the rows, anything else whole."""
+    if style == "line":
+        return text.splitlines()[0] if text else text
+    if style == "short":
+        keep = []
+        for line in text.splitlines():
+            if line.strip().startswith(("gold SQL:", "generated SQL:", "missing rows", "unexpected rows")):
+                break
+            keep.append(line)
+        return "\n".join(keep)
+    return text
 
 
 def select_shard(config: pytest.Config, items: list[pytest.Item], shard: tuple[int, int]) -> None:

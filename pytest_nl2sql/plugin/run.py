@@ -371,7 +371,9 @@ class Nl2sqlRun:
         record["llm"] = asked.usage.to_dict()
         if answer is not None and answer.datasources:
             record["answer_datasources"] = list(answer.datasources)
-        if asked.attempt == 0:
+        if asked.attempt == 0 and self.config.getini("junit_family") in ("xunit1", "legacy"):
+            # per-testcase <properties> are valid only in xunit1 (junit-10.xsd, pytest's default
+            # xunit2, forbids them: pytest's record_property warns the same)
             for s in scores:
                 item.user_properties.append((f"nl2sql.{s.name}", "pass" if s.passed else ("fail" if s.passed is False else f"{s.value}")))
             if answer is not None:
@@ -388,8 +390,8 @@ class Nl2sqlRun:
     def baseline_for(self, suite_path: Path) -> Baseline | None:
         path = self.settings.baseline or beside(suite_path)
         if path not in self.baselines:
-            if not path.is_file() and not self.settings.update_baseline:
-                return None
+            if not (path.exists() or path.is_symlink()) and not self.settings.update_baseline:
+                return None  # a folder, a symlink loop, a dangling link: an error below, never "no baseline"
             baseline = Baseline.load(path)
             if self.settings.update_baseline:
                 baseline = baseline.in_mode(self.settings.mode)  # a version 1 file is migrated

@@ -7,6 +7,7 @@ an updated baseline) -- once, in ``pytest_sessionfinish``.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -17,15 +18,27 @@ import pytest
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import register_full_run
 from pytest_nl2sql.plugin.collect import (
+    CaseFailure,
     CaseItem,
     CaseSuiteError,
     SuiteFile,
     case_selected,
     select_roles,
     select_shard,
+    suite_digests,
+)
+from pytest_nl2sql.plugin.endings import (
+    SigtermAsInterrupt,
+    guard_junit,
+    junit_says_incomplete,
+    missing_items,
+    remove_stale,
+    report_never_scheduled,
+    rest_why,
 )
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.run import Nl2sqlRun
+from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.finish import finish_run
 from pytest_nl2sql.reporting.gate import (
     apply_verdict,
@@ -34,6 +47,7 @@ from pytest_nl2sql.reporting.gate import (
     stale_lines,
     update_baselines,
 )
+from pytest_nl2sql.reporting.outputs import OUTPUT_ERROR, write_output
 from pytest_nl2sql.reporting.report import (
     RunReport,
     make_record,
@@ -64,6 +78,13 @@ class Nl2sqlSession:
         self.started = time.time()
         self.records: dict[str, dict[str, Any]] = {}
         self.crashed: list[str] = []
+        self.collected: list[str] = []  # the nl2sql items collected (their node ids)
+        self.missing: list[dict[str, str]] = []  # items without a verdict, with why (plugin.endings)
+        self.sigterm = SigtermAsInterrupt()
+        self._stale_removed = False
+        self._digests: dict[str, str] | None = None  # suite file digests handed to xdist workers
+        self.reruns: dict[str, int] = {}  # pytest-rerunfailures: reruns per item
+        self.output_errors: list[str] = []  # outputs that could not be written (reporting.finish)
         self.workers_down: list[str] = []
         self.fixed: list[str] = []
         self.ran: list[tuple[Path, str, bool, str, str]] = []
@@ -121,6 +142,9 @@ class Nl2sqlSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         self.worker_count += 1
+        if self._digests is None:  # once: a replacement worker checks against the same digests
+            self._digests = suite_digests(sorted(self._suite_paths))
+        node.workerinput["nl2sql_digests"] = self._digests
         if self.run.ledger is not None:
             node.workerinput["nl2sql_ledger"] = str(self.run.ledger.path)
 
@@ -133,7 +157,31 @@ class Nl2sqlSession:
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.run.precheck(sorted(self._suite_paths))
         if not _is_worker(self.config):
+            self.sigterm.install()
+            guard_junit(self.config, self.output_errors)
             self._upkeep()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not _is_worker(self.config) and session.items:
+            self.collected = [i.nodeid for i in session.items if isinstance(i, CaseItem)]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:
+        if not self.collected:
+            self.collected = [n for n in ids if "[" in n and self._is_ours(n)]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        try:
+            result = yield
+            if not _is_worker(self.config) and self.workers_down:
+                why = rest_why(session, 0, True)
+                report_never_scheduled(self.config, missing_items(self.collected, self.records, self.crashed, why))
+        finally:
+            if not _is_worker(self.config) and self.collected:
+                lost = missing_items(self.collected, self.records, self.crashed, "")
+                junit_says_incomplete(self.config, len(lost))
+        return result
 
     def _upkeep(self) -> None:
         """--nl2sql-seed and --nl2sql-audit: once, in the controller, before anything runs."""
@@ -261,6 +309,10 @@ class Nl2sqlSession:
         report = yield
         if isinstance(item, CaseItem) and (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             self._verdict(item, report)
+            exc = call.excinfo.value if call.excinfo is not None else None
+            record = report.nl2sql  # type: ignore[attr-defined]
+            if exc is not None and report.failed and not isinstance(exc, (CaseFailure, CaseSuiteError)):
+                record["error"] = f"{type(exc).__name__}: {exc}"[:500]  # the reason (a timeout's), not pytest's file:line
             if report.when == "setup" and call.excinfo is not None and isinstance(call.excinfo.value, CaseSuiteError):
                 record = report.nl2sql  # type: ignore[attr-defined]
                 record["verdict"] = "error"  # the suite's error: outside the accuracy figures
@@ -280,14 +332,27 @@ class Nl2sqlSession:
             record["error"] = str(report.longrepr).splitlines()[-1][:500] if str(report.longrepr) else "failed"
         report.nl2sql = record  # type: ignore[attr-defined]  # crosses xdist as plain data
 
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        if not self._stale_removed and not _is_worker(self.config) and self._suite_paths:
+            self._stale_removed = True  # as the first item runs: never a stale report that looks current
+            remove_stale([self.run.settings.out, self.run.settings.html])
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "nl2sql", None)
         if record is None:
+            if getattr(report, "nl2sql_missing", None):
+                return  # reported by plugin.endings: already in self.missing
             if report.failed and report.when not in ("setup", "teardown") and "[" in report.nodeid and self._is_ours(report.nodeid):
                 # an item whose worker crashed (xdist reports it with no record): reported, not dropped
                 if report.nodeid not in self.crashed:
                     self.crashed.append(report.nodeid)
             return
+        if report.outcome == "rerun":  # pytest-rerunfailures: an attempt that failed and runs again
+            self.reruns[record["nodeid"]] = self.reruns.get(record["nodeid"], 0) + 1
+            return
+        if record["nodeid"] in self.reruns:
+            record["reruns"] = self.reruns[record["nodeid"]]
+            record["flaky"] = bool(record.get("flaky")) or record.get("verdict") in ("passed", "xfail-fixed", "xfailed")
         self.records[record["nodeid"]] = record
         if record.get("baseline") == "fixed":
             self.fixed.append(record["nodeid"])
@@ -299,6 +364,9 @@ class Nl2sqlSession:
     # -- end of the run ------------------------------------------------------------------
     def report(self) -> RunReport:
         meta = run_meta(self.run.settings, self._suite_paths, self.started, self.worker_count, self.fixed, self.crashed)
+        meta["collected"] = max(len(self.collected), len(self.records) + len(self.crashed))
+        meta["missing"] = self.missing
+        meta["complete"] = not self.missing
         return RunReport(list(self.records.values()), meta)
 
     @pytest.hookimpl(trylast=True)
@@ -311,29 +379,41 @@ class Nl2sqlSession:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
                 session.exitstatus = pytest.ExitCode.OK  # an upkeep-only run did its job
-        if not self._suite_paths:
-            return
+        if not self._suite_paths or self.config.option.collectonly:
+            return  # a collect-only run writes no report (it would replace the last real one)
+        if not (self.collected or self.records or self.crashed):
+            return  # a run that ran no item writes no report
+        why = rest_why(session, exitstatus, bool(self.workers_down))
+        self.missing = missing_items(self.collected, self.records, self.crashed, why)
+        self.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
+        if self.missing and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a run that lost items never reads green
         report = self.report()
         self.final = report
         settings = self.run.settings
+        errors = self.output_errors
         if settings.out is not None:
-            report.write_json(settings.out)
-        report.append_github_summary()
-        if settings.update_baseline:
+            self.out_written = write_output("--nl2sql-out", settings.out, lambda: report.write_json(settings.out), errors)
+        write_output("GITHUB_STEP_SUMMARY", os.environ.get("GITHUB_STEP_SUMMARY"), report.append_github_summary, errors)
+        if settings.update_baseline and self.interrupted:
+            self.baseline_refused = " baseline not updated: the run was interrupted (an interrupted run never updates the baseline)"
+        elif settings.update_baseline:
             self._update_baselines()
         else:
             self.stale = stale_entries(self.run.baselines.values(), self._suite_paths)
             if self.stale and settings.strict_baseline and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED  # strict: stale entries fail the run
-        self.finish_lines, finish_failed = finish_run(report, settings)  # leak gate, compare, HTML
+        self.finish_lines, finish_failed = finish_run(report, settings, errors)  # leak gate, compare, HTML
         if finish_failed and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.crashed and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if errors and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = OUTPUT_ERROR  # distinct: the run's outputs are not all there
         self.config.hook.pytest_nl2sql_report(config=self.config, report=report)
 
     def _update_baselines(self) -> None:
-        self.baseline_changes = update_baselines(self.records.values(), self._suite_paths, self.run.settings)
+        self.baseline_changes = update_baselines(self.records.values(), self._suite_paths, self.run.settings, self.output_errors)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if _is_worker(config):
@@ -346,10 +426,13 @@ class Nl2sqlSession:
             terminalreporter.section("nl2sql upkeep")
             for line in self.upkeep_lines:
                 terminalreporter.write_line(line)
-        if not self._suite_paths or not (self.records or self.crashed or self.regenerated):
+        if not self._suite_paths or not (self.records or self.crashed or self.regenerated or self.missing):
             return
         report = getattr(self, "final", None) or self.report()
         terminalreporter.section("nl2sql")
+        incomplete = incomplete_line(report.meta)
+        if incomplete:
+            terminalreporter.write_line(incomplete, red=True)
         for line in self.regenerated:
             terminalreporter.write_line(line)
         for line in report.lines():
@@ -369,13 +452,18 @@ class Nl2sqlSession:
                 terminalreporter.write_line(line)
         for line in getattr(self, "finish_lines", None) or []:
             terminalreporter.write_line(line, red=line.startswith((" leak gate FAILED", " compare: ")))
+        if getattr(self, "baseline_refused", None):
+            terminalreporter.write_line(self.baseline_refused, red=True)
         for change in getattr(self, "baseline_changes", None) or []:
             for line in change.lines():
                 terminalreporter.write_line(" " + line if not line.startswith("  ") else line)
-        if self.run.settings.out is not None:
+        if self.run.settings.out is not None and getattr(self, "out_written", False):
             terminalreporter.write_line(f" JSON report: {self.run.settings.out}")
+        for line in self.output_errors:
+            terminalreporter.write_line(line, red=True)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.sigterm.uninstall()
         if self._owns_ledger and self.run.ledger is not None:
             self.run.ledger.remove()
 

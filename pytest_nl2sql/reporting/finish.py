@@ -1,7 +1,7 @@
 """What the controller does with the finished report beyond the JSON file: the HTML report
 (``--nl2sql-html``), the comparison with an earlier run (``--nl2sql-compare``) and the leak
 gate (``--nl2sql-max-leak-rate``). Each returns lines for the terminal summary and whether it
-fails the run."""
+fails the run. The HTML report is written as every output is (``reporting.outputs``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import json
 from typing import Any
 
 from pytest_nl2sql.reporting.outcomes import leak_gate
+from pytest_nl2sql.reporting.outputs import write_output
 
 __all__ = ["finish_run"]
 
 
-def finish_run(report: Any, settings: Any) -> tuple[list[str], bool]:
+def finish_run(report: Any, settings: Any, errors: list[str] | None = None) -> tuple[list[str], bool]:
     lines: list[str] = []
     failed = False
     data = report.to_json()
@@ -43,6 +44,7 @@ def finish_run(report: Any, settings: Any) -> tuple[list[str], bool]:
     if settings.html is not None:
         from pytest_nl2sql.reporting.html_report import write_html
 
-        write_html(settings.html, json.loads(json.dumps(data, default=str)))
-        lines.append(f" HTML report: {settings.html}")
+        html = json.loads(json.dumps(data, default=str))
+        if write_output("--nl2sql-html", settings.html, lambda: write_html(settings.html, html), errors if errors is not None else []):
+            lines.append(f" HTML report: {settings.html}")
     return lines, failed

@@ -8,6 +8,8 @@ reports during a run (``apply_verdict``), to the records of a finished run or a 
 
 from __future__ import annotations
 
+import errno
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,8 +25,10 @@ from pytest_nl2sql.reporting.baseline import (
     beside,
     judge,
 )
+from pytest_nl2sql.reporting.outputs import write_output
 from pytest_nl2sql.safetext import one_line
 from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.lock import lock_for
 from pytest_nl2sql.suitefile.model import Status
 
 __all__ = ["GateResult", "apply_verdict", "failed_scorers", "gate_records", "raw_failed", "suite_cases", "update_baselines"]
@@ -140,10 +144,12 @@ def gate_records(
     mode: str,
     suites: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
     strict: bool = False,
+    crashed: Iterable[str] = (),
 ) -> GateResult:
-    """Judge a finished run's records (a JSON report, a merged one) against ``baseline``."""
+    """Judge a finished run's records (a JSON report, a merged one) against ``baseline``; an
+    item that crashed (``run.crashed``) is a new failure whatever the baseline knows."""
     baseline = baseline.in_mode(mode)
-    new, known, fixed = [], [], []
+    new, known, fixed = [f"{n} (crashed)" for n in crashed], [], []
     for rec in records:
         failed = raw_failed(rec)
         if failed is None:
@@ -162,7 +168,9 @@ def baseline_path(settings: Any, suite_path: Path) -> Path:
     return settings.baseline or beside(suite_path)
 
 
-def update_baselines(records: Iterable[Mapping[str, Any]], suite_paths: Iterable[Path], settings: Any) -> list[BaselineChange]:
+def update_baselines(
+    records: Iterable[Mapping[str, Any]], suite_paths: Iterable[Path], settings: Any, errors: list[str] | None = None
+) -> list[BaselineChange]:
     """``--nl2sql-update-baseline``: rewrite each baseline from the items that ran; prune stale
     entries of the run's suites; return what changed, file by file."""
     suites = {Path(p).name: Path(p) for p in suite_paths}
@@ -181,18 +189,32 @@ def update_baselines(records: Iterable[Mapping[str, Any]], suite_paths: Iterable
                 detail = (rec.get("scores") or {}).get(name, {}).get("detail") or ""
                 reasons[name] = (detail or rec.get("error") or "")[:300]
         ran[baseline_path(settings, path)].append((rec["suite"], rec["case_id"], rec["role"], reasons))
-    changes = []
+    changes: list[BaselineChange] = []
     for target, paths in sorted(targets.items()):
         cases = {p.name: c for p in paths if (c := suite_cases(p)) is not None}
-        try:
-            old = Baseline.load(target)
-        except BaselineError:
-            old = Baseline(target)
-        if not old.entries and old.version != 1 and not any(r[3] for r in ran[target]):
-            continue  # nothing known, nothing failed: no file to write
-        new, change = old.updated(settings.mode, ran[target], cases)
-        new.write()
-        changes.append(change)
+
+        def write_one(target: Path = target, cases: Mapping[str, Any] = cases) -> None:
+            # under the file's lock, read what is on disk now and merge this run's items into
+            # it: two runs updating one baseline at once never lose each other's entries
+            with lock_for(target):
+                try:
+                    old = Baseline.load(target)
+                except BaselineError:
+                    if target.exists() or target.is_symlink():
+                        raise
+                    old = Baseline(target)
+                if not old.entries and old.version != 1 and not any(r[3] for r in ran[target]):
+                    return  # nothing known, nothing failed: no file to write
+                if target.exists() and not (target.stat().st_mode & 0o222 and os.access(target, os.W_OK)):
+                    raise PermissionError(errno.EACCES, "the file is read-only (make it writable to update the baseline)")
+                new, change = old.updated(settings.mode, ran[target], cases)
+                new.write()
+                changes.append(change)
+
+        if errors is None:
+            write_one()
+        else:
+            write_output("--nl2sql-baseline", target, write_one, errors)
     return changes
 
 

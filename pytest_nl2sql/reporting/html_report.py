@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_nl2sql.reporting.completeness import incomplete_line, missing_nodeids
 from pytest_nl2sql.reporting.outcomes import ACTUAL
 from pytest_nl2sql.safetext import shown
 from pytest_nl2sql.suitefile.lock import write_atomic
@@ -272,6 +273,12 @@ def render_html(report: Mapping[str, Any]) -> str:
         latency = f", latency p50 {s['latency_p50_s']:.3f} s, p95 {s['latency_p95_s']:.3f} s"
     cards.append(f'<div class="card"><span>cost and latency</span><b>{cost}</b><span>{_e(s.get("llm_calls") or 0)} LLM calls{_e(latency)}</span></div>')
     sections = [_failures(items, s), f'<div class="cards" id="summary">{"".join(cards)}</div>']
+    incomplete = incomplete_line(run)
+    if incomplete:  # first thing on the page: these figures do not cover the whole suite
+        lost = "".join(f"<li>{_e(m.get('nodeid'))}: {_e(m.get('why'))}</li>" for m in (run.get("missing") or [])[:200] if isinstance(m, Mapping))
+        more = len(missing_nodeids(run)) - 200
+        lost += f"<li>and {more} more (the JSON report lists them all)</li>" if more > 0 else ""
+        sections.insert(0, f'<div class="card bad" id="incomplete"><b>{_e(incomplete)}</b><ul>{lost}</ul></div>')
     checked = ", ".join(s.get("checked") or [])
     bars = "".join(_bars(f"accuracy per {k[3:]} (answer items; checked: {checked})", s.get(k) or {}) for k in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"))
     bars += "".join(_bars(f"routing per {g}", s.get(f"routing_by_{g}") or {}) for g in ("tag", "difficulty", "role", "datasource"))

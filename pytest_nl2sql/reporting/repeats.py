@@ -100,19 +100,21 @@ def summary_figures(records: Sequence[dict[str, Any]], repeat: int) -> dict[str,
 def summary_lines(summary: dict[str, Any], records: Sequence[dict[str, Any]]) -> list[str]:
     """The terminal summary's repeat lines: pass@k and pass^k, then the flaky items apart."""
     k = summary.get("repeat") or 1
-    if k <= 1:
-        return []
-    out = []
+    out: list[str] = []
     for name, key in ((f"pass@{k} (any attempt)", "pass_at_k"), (f"pass^{k} (every attempt)", "pass_hat_k")):
         st = summary[key]
-        if st["total"]:
+        if k > 1 and st["total"]:
             lo, hi = st["ci95"]
             out.append(f"  {name:<28} {st['accuracy']:6.1%}  ({st['passed']}/{st['total']}, 95% CI {lo:.1%}-{hi:.1%})")
     if summary.get("flaky"):
         by_id = {r["nodeid"]: r for r in records}
         shown = []
         for nodeid in summary["flaky"]:
-            p, n = _passes(by_id.get(nodeid, {}))
+            rec = by_id.get(nodeid, {})
+            if rec.get("reruns"):  # pytest-rerunfailures
+                shown.append(f"{nodeid} (passed after {rec['reruns']} rerun{'s' if rec['reruns'] != 1 else ''})")
+                continue
+            p, n = _passes(rec)
             shown.append(f"{nodeid} ({p}/{n})")
         out.append(f" flaky (some attempts passed, some failed): {', '.join(shown)}")
     return out

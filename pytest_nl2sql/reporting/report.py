@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
 from pytest_nl2sql.reporting import breakdowns, figures, repeats
+from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.intervals import wilson
 from pytest_nl2sql.safetext import line_safe, md_cell, one_line, plain, shown
 
@@ -368,7 +369,9 @@ class RunReport:
                 row(f"{key[3:]}: {md_cell(k)}", v)  # tags, roles, datasources come from the suite
         for name, st in breakdowns.markdown_rows(s):
             row(md_cell(name), st)
-        head = f"### pytest-nl2sql ({self.meta.get('mode')} mode)\n\n{s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures, cost ${s['cost_usd']:.4f}\n\n"
+        incomplete = incomplete_line(self.meta)
+        warn = f"**{md_cell(incomplete)}**\n\n" if incomplete else ""
+        head = f"### pytest-nl2sql ({self.meta.get('mode')} mode)\n\n{warn}{s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures, cost ${s['cost_usd']:.4f}\n\n"
         return head + "\n".join(rows) + "\n"
 
     def append_github_summary(self) -> None:

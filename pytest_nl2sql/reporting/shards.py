@@ -65,6 +65,9 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str,
             "fixed": sorted({n for r in runs for n in r.get("fixed", [])}),
             "crashed": sorted({n for r in runs for n in r.get("crashed", [])}),
             "merged_from": [w for w, _ in reports],
+            "collected": sum(int(r.get("collected") or 0) for r in runs) if all("collected" in r for r in runs) else None,
+            "missing": [m for r in runs for m in r.get("missing") or []],
+            "complete": all(r.get("complete", True) is not False for r in runs),
         }
     )
     meta.pop("shard", None)

@@ -90,7 +90,7 @@ _ITEM_OPTIONAL: dict[str, Callable[[Any], bool]] = {
     "verdict": _opt_str, "expected": _opt_str, "status": _opt_str, "mode": _opt_str, "difficulty": _opt_str,
     "baseline": _opt_str, "error": _opt_str, "sql": _opt_str, "gold_sql": _opt_str, "question": _opt_str,
     "gold_digest": _opt_str, "message": _opt_str, "code": _opt_str, "tags": _opt_str_list, "datasources": _opt_str_list, "failed_scores": _opt_str_list,
-    "cost_usd": _opt_number, "latency_s": _opt_number, "rows": _opt_number, "truncated": _opt_bool, "flaky": _opt_bool,
+    "cost_usd": _opt_number, "latency_s": _opt_number, "rows": _opt_number, "truncated": _opt_bool, "flaky": _opt_bool, "reruns": _opt_number,
     "taxonomy": _opt_object, "llm": _opt_object, "route": _opt_object, "row_diff": _opt_object, "test_suite": _opt_object,
     "attempts": _opt_list, "scores": _opt_object,
 }
@@ -98,6 +98,7 @@ _SCORE_FIELDS: dict[str, Callable[[Any], bool]] = {"passed": _opt_bool, "value":
 _RUN_FIELDS: dict[str, Callable[[Any], bool]] = {
     "mode": _opt_str, "suites": _opt_str_list, "started": _opt_str, "duration_s": _opt_number, "workers": _opt_number,
     "fixed": _opt_str_list, "crashed": _opt_str_list, "repeat": _opt_number, "shard": _opt_str,
+    "collected": _opt_number, "complete": _opt_bool, "missing": _opt_list,
 }
 
 
@@ -119,6 +120,10 @@ def validate_report(data: Any) -> None:
     if not isinstance(run, dict):
         raise ReportInvalid(f"run: expected an object, got {_kind(run)}" if "run" in data else "run: missing")
     _check(run, _RUN_FIELDS, "run", required=False)
+    for i, m in enumerate(run.get("missing") or []):
+        if not isinstance(m, dict):
+            raise ReportInvalid(f"run.missing[{i}]: expected an object, got {_kind(m)}")
+        _check(m, {"nodeid": _str, "why": _opt_str}, f"run.missing[{i}]", required=False)
     items = data.get("items")
     if not isinstance(items, list):
         raise ReportInvalid(f"items: expected a list, got {_kind(items)}" if "items" in data else "items: missing")

@@ -31,7 +31,8 @@ def test_every_field_of_a_real_report_is_documented(
     summary = tmp_path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     result = pytester.runpytest_subprocess(
-        "--nl2sql-suite", "shop.yaml", "--nl2sql-out", "out/report.json", "--junitxml", "junit.xml", "-p", "no:cacheprovider"
+        "--nl2sql-suite", "shop.yaml", "--nl2sql-out", "out/report.json", "--junitxml", "junit.xml", "-p", "no:cacheprovider",
+        "-o", "junit_family=xunit1",
     )
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines([" fixed: shop.yaml::shop_001[clerk]"])

@@ -168,13 +168,28 @@ def test_junitxml_carries_scores_and_github_summary_is_written(
 ) -> None:
     summary = project / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--junitxml", "j.xml")
+    pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--junitxml", "j.xml", "-o", "junit_family=xunit1")
     xml = (project / "j.xml").read_text()
     assert 'name="nl2sql.result_match" value="pass"' in xml
     assert 'name="nl2sql.outcome" value="pass"' in xml
     text = summary.read_text()
     assert text.startswith("### pytest-nl2sql (plans mode)")
     assert "| **accuracy** | 100.0% | 7/7 |" in text
+
+
+def test_junitxml_under_xunit2_has_no_testcase_properties(pytester: pytest.Pytester, project: Path) -> None:
+    """junit-10.xsd (pytest's default junit_family=xunit2) allows <properties> in <testsuite>
+    only: every <testcase> holds only the elements the schema lists for it."""
+    import xml.etree.ElementTree as ET
+
+    pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--junitxml", "j.xml")
+    root = ET.parse(project / "j.xml").getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 7
+    allowed = {"skipped", "error", "failure", "system-out", "system-err"}
+    assert all({child.tag for child in case} <= allowed for case in cases), [ET.tostring(c)[:200] for c in cases]
+    suite = root.find("testsuite")
+    assert suite is not None and {p.get("name") for p in suite.iter("property")} >= {"nl2sql_complete", "nl2sql_missing"}
 
 
 def test_a_crashed_worker_is_reported_not_dropped(pytester: pytest.Pytester, project: Path) -> None:
