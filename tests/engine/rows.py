@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from collections.abc import Sequence
 from typing import Any
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Equal, with floats (and int/float pairs) compared to a relative 1e-9."""
+    """Equal, with floats (and int/float and Decimal/float pairs: DuckDB and PostgreSQL give a
+    DECIMAL column's values as Decimals, which the adapter keeps exact) compared to a relative 1e-9."""
     if isinstance(a, float) or isinstance(b, float):
+        a, b = (float(v) if isinstance(v, Decimal) else v for v in (a, b))
         if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
             return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
         return False
