@@ -145,7 +145,7 @@ class _ProjectBuilder:
             return self.top, None
         reader = EngineReader(target, self.top.env)
         self.readers.append(reader)
-        return reader, _read_any(reader)
+        return reader, reader.read_yaml()
 
     def build(self, doc: CommentedMap) -> Config | None:
         self.top.check_keys(doc, _SECTIONS, "nl2sql.yaml (nl2sql-engine version 2)")
@@ -180,7 +180,7 @@ class _ProjectBuilder:
             for path in sorted(p for p in body.glob("*.yaml") if p.is_file()):
                 r = EngineReader(path, self.top.env)
                 self.readers.append(r)
-                entries.append((r, _read_any(r), path.stem))
+                entries.append((r, r.read_yaml(), path.stem))
         elif isinstance(body, CommentedSeq):
             entries = [(reader, item, None) for item in body]
         elif body is not None:
@@ -341,22 +341,3 @@ class _ProjectBuilder:
                 suites.append(resolved)
         return tuple(suites)
 
-
-def _read_any(reader: Reader) -> Any:
-    """A YAML file of any top-level shape (a datasource file, a list section), or None."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    try:
-        text = reader.path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reader.problem(1, f"cannot read the file: {exc}")
-        return None
-    try:
-        return YAML(typ="rt").load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        reader.problem(mark.line + 1 if mark else 1, f"YAML syntax error: {exc.problem or exc.context}")
-    except (YAMLError, RecursionError, ValueError) as exc:
-        reader.problem(1, f"YAML error: {exc}")
-    return None

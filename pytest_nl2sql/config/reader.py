@@ -45,6 +45,19 @@ class Reader:
         self._found.append((line, len(self._found), message))
 
     def read_document(self) -> Any:
+        """The file's mapping of settings, or None (with a problem) when it is no mapping."""
+        before = len(self._found)
+        document = self.read_yaml()
+        if len(self._found) > before:
+            return None
+        if not isinstance(document, CommentedMap):
+            self.problem(1, "the file must be a YAML mapping of settings (see docs/config.md)")
+            return None
+        return document
+
+    def read_yaml(self) -> Any:
+        """The file's YAML document of any shape, or None with a problem (unreadable, not
+        UTF-8, not YAML); an empty file is None without one."""
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -67,9 +80,6 @@ class Reader:
             return None
         except (YAMLError, RecursionError, ValueError) as error:
             self.problem(1, f"YAML error: {error} (fix the YAML)")
-            return None
-        if not isinstance(document, CommentedMap):
-            self.problem(1, "the file must be a YAML mapping of settings (see docs/config.md)")
             return None
         return document
 

@@ -29,6 +29,7 @@ from importlib import metadata
 from typing import Any
 
 import attrs
+from packaging.version import InvalidVersion, Version
 
 from pytest_nl2sql.engine.protocol import Answer, RouteResult
 from pytest_nl2sql.errors import Nl2sqlError
@@ -36,20 +37,12 @@ from pytest_nl2sql.errors import Nl2sqlError
 __all__ = ["SUPPORTED", "Nl2sqlEngine", "Nl2sqlEngineError", "installed_version", "validate_plan"]
 
 #: The nl2sql-engine versions this module was written and tested against: [low, high).
-SUPPORTED = ((0, 7, 0), (0, 8, 0))
+SUPPORTED = ("0.7.0", "0.8.0")
 INSTALL_HINT = "pip install 'nl2sql-engine>=0.7,<0.8' (it needs Python >= 3.12)"
 
 
 class Nl2sqlEngineError(Nl2sqlError):
     """nl2sql-engine is missing, of an unsupported version, or cannot build the project."""
-
-
-def _parse_version(text: str) -> tuple[int, ...]:
-    parts = []
-    for piece in text.split(".")[:3]:
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def installed_version() -> str | None:
@@ -64,18 +57,27 @@ def check_version() -> str:
     """The installed version; ``Nl2sqlEngineError`` naming the fix when it is missing or outside ``SUPPORTED``."""
     version = installed_version()
     low, high = SUPPORTED
-    shown = f">={'.'.join(map(str, low))},<{'.'.join(map(str, high))}"
+    shown = f">={low},<{high}"
     if version is None:
         raise Nl2sqlEngineError(
             "this project's engine is nl2sql-engine, which is not installed in this environment: "
             f"{INSTALL_HINT}; or run its suites with pytest-nl2sql's reference engine: --nl2sql-engine reference"
         )
-    if not (low <= _parse_version(version) < high):
+    try:
+        supported = Version(low) <= Version(version) < Version(high)
+    except InvalidVersion:
+        supported = False
+    if not supported:
         raise Nl2sqlEngineError(
             f"nl2sql-engine {version} is installed; pytest-nl2sql drives nl2sql-engine {shown} "
             f"({INSTALL_HINT}), or run with --nl2sql-engine reference"
         )
     return version
+
+
+def _ranked(routed: list[str]) -> list[tuple[str, float]]:
+    """nl2sql-engine's routing order as ranked pairs (it gives no scores: 1/rank stands in)."""
+    return [(ds, 1.0 / (i + 1)) for i, ds in enumerate(routed)]
 
 
 def _their_case(case: Any) -> Any:
@@ -166,7 +168,7 @@ class Nl2sqlEngine:
 
         limit = self._run.settings.routing.max_datasources
         routed = retrieval_recall.routed(self._run, question, limit)
-        return RouteResult(ranked=[(ds, 1.0 / (i + 1)) for i, ds in enumerate(routed)], shortlist=routed)
+        return RouteResult(ranked=_ranked(routed), shortlist=routed)
 
     def route_case(self, case: Any, role: str) -> RouteResult:
         """Mode retrieval, as nl2sql-engine's evaluator measures it: the routing, and what the
@@ -177,7 +179,7 @@ class Nl2sqlEngine:
             sent, routed = _measure_retrieval(self._run, _their_case(case), role)
         ds = case.datasources[0] if case.datasources else ""
         return RouteResult(
-            ranked=[(d, 1.0 / (i + 1)) for i, d in enumerate(routed)],
+            ranked=_ranked(routed),
             shortlist=routed,
             tables=[f"{ds}.{t}" for t in sent],
             columns=[f"{ds}.{t}.{c}" for t, cols in sent.items() for c in cols],

@@ -9,12 +9,13 @@ an engine with its own model may ignore it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
-__all__ = ["ANSWER_STATUSES", "Answer", "Engine", "RouteResult"]
+__all__ = ["ANSWER_STATUSES", "Answer", "Engine", "RouteResult", "import_object"]
 
 Status = Literal["ok", "refused", "not_answerable", "needs_clarification", "error"]
 ANSWER_STATUSES = ("ok", "refused", "not_answerable", "needs_clarification", "error")
@@ -75,3 +76,19 @@ class Engine(Protocol):
 #   route_case(case, role) -> RouteResult    called instead of route() in mode retrieval when present
 #   concurrency_safe = False   the engine must be called one call at a time: --nl2sql-concurrency
 #                          then asks nothing ahead (default True: calls may overlap on threads)
+
+
+def import_object(dotted: str) -> Any:
+    """``package.module:attr`` (or ``package.module.attr``) -> the object, e.g. what
+    ``engine:`` in nl2sql.yaml names; ``LookupError`` saying why when it cannot be imported."""
+    if ":" in dotted:
+        module, _, attr = dotted.partition(":")
+    else:
+        module, _, attr = dotted.rpartition(".")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise LookupError(f"cannot import {dotted!r}: {exc}") from None
+    return obj

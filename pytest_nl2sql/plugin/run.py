@@ -8,12 +8,12 @@ failed. An engine that raises fails that item only.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_nl2sql.engine.protocol import import_object as _import_object
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.asking import Asked
 from pytest_nl2sql.plugin.collect import CaseFailure
@@ -36,18 +36,11 @@ __all__ = ["Nl2sqlRun", "import_object"]
 
 
 def import_object(dotted: str) -> Any:
-    """``package.module:attr`` (or ``package.module.attr``) -> the object."""
-    if ":" in dotted:
-        module, _, attr = dotted.partition(":")
-    else:
-        module, _, attr = dotted.rpartition(".")
+    """``package.module:attr`` -> the object (``engine.protocol.import_object``); a usage error when it cannot be imported."""
     try:
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
-        raise pytest.UsageError(f"cannot import {dotted!r}: {exc}") from None
-    return obj
+        return _import_object(dotted)
+    except LookupError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 

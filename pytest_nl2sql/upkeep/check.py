@@ -27,16 +27,15 @@ A datasource that cannot be opened is one problem, and its cases' schema checks 
 from __future__ import annotations
 
 import difflib
-import importlib
 import os
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from pytest_nl2sql.config import DEFAULT_ENGINE, ENGINE_NL2SQL, Config
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
 from pytest_nl2sql.engine.compiler import CompileError
 from pytest_nl2sql.engine.plan import PlanError, PlanModel
+from pytest_nl2sql.engine.protocol import import_object
 from pytest_nl2sql.engine.resolver import _AllowAll, resolve
 from pytest_nl2sql.engine.validator import validate_sql
 from pytest_nl2sql.errors import Problem
@@ -88,12 +87,9 @@ def plan_validator(engine: str) -> Callable[[dict], list[str]] | None:
         from pytest_nl2sql.engine.nl2sql_engine import validate_plan
 
         return validate_plan
-    module, _, attr = engine.partition(":")
     try:
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+        obj = import_object(engine)
+    except LookupError:
         return lambda plan: []  # the engine itself cannot be imported here: pytest says so, not suite check
     check = getattr(obj, "validate_plan", None)
     return check if callable(check) else (lambda plan: [])
