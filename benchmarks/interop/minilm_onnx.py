@@ -373,7 +373,7 @@ def run_checks(m: ModelFiles, target: Path, dest: Path) -> bool:
     got = onnx_embed(target, SENTENCES)
     cos = (ref * got).sum(1)
     print("\n(a) ONNX (padded to 256, as chromadb) vs numpy float64 reference (dynamic padding):")
-    for s, cval in zip(SENTENCES, cos):
+    for s, cval in zip(SENTENCES, cos, strict=True):
         print(f"    cos={cval:.8f}  {s[:60]}")
     print(f"    min cosine {cos.min():.8f} (need >= 0.9999), max |diff| {np.abs(ref - got).max():.2e}"
           f"  {verdict(cos.min() >= 0.9999)}")
@@ -381,9 +381,9 @@ def run_checks(m: ModelFiles, target: Path, dest: Path) -> bool:
     print("\n(b) chromadb DefaultEmbeddingFunction, offline:")
     try:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        import httpx
         from chromadb.utils.embedding_functions import DefaultEmbeddingFunction
         from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
-        import httpx
 
         def no_network(*a, **k):
             raise RuntimeError("chromadb tried to download the model (a file is missing)")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 
