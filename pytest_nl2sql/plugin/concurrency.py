@@ -63,25 +63,29 @@ class Scheduler:
             return 1
         return n
 
-    def result(self, item: CaseItem, attempt: int = 0) -> Asked:
-        """The answer to ``item``'s ``attempt``: prefetched, or asked now."""
-        if self.width <= 1 and not self._futures:
-            return ask(self.run, item, attempt)
-        key = (item.nodeid, attempt)
-        with self._lock:
-            future = self._futures.pop(key, None)
-        if future is None:
-            if not self._warm:  # the first call of the process runs alone, on this thread
-                asked = ask(self.run, item, attempt)
-                self._warm = self.run.failfast.count == 0  # after a failed connection: one at a time
+    def answer(self, item: CaseItem) -> tuple[Asked, ...]:
+        """Every attempt of ``item``, in order: each prefetched, or asked now (the module docstring).
 
-                self._submitted.add(key)
-                if self._warm:
-                    self._fill(item)
-                return asked
-            future = self._submit(item, attempt, keep=False)
+        One way: the item's calls are taken or submitted, the upcoming items' calls are put in
+        flight, then the item waits for its own answers."""
+        repeat = int(self.run.settings.repeat)
+        if self.width <= 1 and not self._futures:
+            return tuple(ask(self.run, item, attempt) for attempt in range(repeat))  # no threads
+        asked: list[Asked] = []
+        while not self._warm and len(asked) < repeat:  # the first calls of a process run alone, on this thread
+            attempt = len(asked)
+            asked.append(ask(self.run, item, attempt))
+            self._submitted.add((item.nodeid, attempt))
+            self._warm = self.run.failfast.count == 0  # after a failed connection: one at a time
+        if not self._warm:
+            return tuple(asked)
+        futures = []
+        for attempt in range(len(asked), repeat):
+            with self._lock:
+                future = self._futures.pop((item.nodeid, attempt), None)
+            futures.append(future if future is not None else self._submit(item, attempt, keep=False))
         self._fill(item)
-        return future.result()
+        return (*asked, *(future.result() for future in futures))
 
     # -- prefetching -------------------------------------------------------------------
     def _submit(self, item: CaseItem, attempt: int, *, keep: bool = True) -> Future[Asked]:

@@ -1,16 +1,19 @@
 """One process's view of an nl2sql run: settings, project config, engine, LLM, cost ledger.
 
-``run_item`` is what a ``CaseItem`` does: ask the engine (route only in mode retrieval; answer
-with the case's plan in mode plans; with the configured LLM in mode full), call every scorer,
-keep the record for the report, and fail the item with a readable report when a gating score
-failed. An engine that raises fails that item only.
+``run_item`` is what a ``CaseItem`` does, one way, each stage once: ``scheduler.answer`` asks the
+engine for every attempt (route only in mode retrieval; answer with the case's plan in mode
+plans; with the configured LLM in mode full; maybe prefetched: plugin/concurrency.py), ``judge``
+calls every scorer, ``record`` keeps the record for the report and fails the item with a
+readable report when a gating score failed. An engine that raises fails that item only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import pytest
 
 from pytest_nl2sql.engine.protocol import import_object as _import_object
@@ -32,7 +35,7 @@ from pytest_nl2sql.suitefile.model import EvalSuite, Kind, Outcome, Status
 if TYPE_CHECKING:
     from pytest_nl2sql.plugin.collect import CaseItem
 
-__all__ = ["Nl2sqlRun", "import_object"]
+__all__ = ["Judgement", "Nl2sqlRun", "Scored", "import_object"]
 
 
 def import_object(dotted: str) -> Any:
@@ -43,6 +46,23 @@ def import_object(dotted: str) -> Any:
         raise pytest.UsageError(str(exc)) from None
 
 
+
+
+@attrs.frozen
+class Scored:
+    """One attempt judged: what was asked, its scores, and its failure text if it failed."""
+
+    asked: Asked
+    scores: list[Score]
+    failure: str | None
+
+
+@attrs.frozen
+class Judgement:
+    """An item judged: its attempts, or why it was not asked (the cost cap)."""
+
+    attempts: tuple[Scored, ...] = ()
+    skipped: str | None = None
 
 
 class Nl2sqlRun:
@@ -323,21 +343,20 @@ class Nl2sqlRun:
         project = self.project
         return 1.0 if getattr(project, "source", None) == "nl2sql-engine" else None
 
-    # -- one item ------------------------------------------------------------------
+    # -- one item: one way, schedule and ask -> judge -> record ----------------------------------
     def run_item(self, item: CaseItem) -> None:
-        """Ask (each attempt, maybe prefetched on another thread), score, combine, verdict."""
-        asked = [self.scheduler.result(item, attempt) for attempt in range(self.settings.repeat)]
-        if asked[0].skipped:
-            item.record = make_record(item, self.settings.mode, None, None, [], skipped=asked[0].skipped)
-            pytest.skip(asked[0].skipped)
-        judged = [self.judge(item, a) for a in asked if not a.skipped]
-        record, failure = combine(judged, self.settings.repeat)
-        item.record = record
-        if failure is not None:
-            raise CaseFailure(failure)
+        """Ask (every attempt, maybe prefetched on another thread), judge, record: each stage once."""
+        asked = self.scheduler.answer(item)
+        judgement = self.judge(item, asked)
+        self.record(item, judgement)
 
-    def judge(self, item: CaseItem, asked: Asked) -> Judged:
-        """Score one attempt (on pytest's thread): its record and, if it failed, its report."""
+    def judge(self, item: CaseItem, asked: Sequence[Asked]) -> Judgement:
+        """Score every attempt (on pytest's thread): its scores and, if it failed, its report."""
+        if asked[0].skipped:
+            return Judgement(skipped=asked[0].skipped)
+        return Judgement(attempts=tuple(self._score(item, attempt) for attempt in asked if not attempt.skipped))
+
+    def _score(self, item: CaseItem, asked: Asked) -> Scored:
         case, role, mode = item.case, item.role, self.settings.mode
         answer, route = asked.answer, asked.route
         refusal = getattr(self._engine, "refusal_message", None)
@@ -359,25 +378,39 @@ class Nl2sqlRun:
             if result is None:
                 continue
             scores.extend(result if isinstance(result, list) else [result])
-        record = make_record(item, mode, answer, route, scores, latency=asked.latency)
-        record["taxonomy"] = miss_taxonomy(case, answer, scores)  # what kind of result_match miss, if one
-        record["llm"] = asked.usage.to_dict()
-        if answer is not None and answer.datasources:
-            record["answer_datasources"] = list(answer.datasources)
-        if asked.attempt == 0 and self.config.getini("junit_family") in ("xunit1", "legacy"):
-            # per-testcase <properties> are valid only in xunit1 (junit-10.xsd, pytest's default
-            # xunit2, forbids them: pytest's record_property warns the same)
-            for s in scores:
-                item.user_properties.append((f"nl2sql.{s.name}", "pass" if s.passed else ("fail" if s.passed is False else f"{s.value}")))
-            if answer is not None:
-                item.user_properties.append(("nl2sql.status", answer.status))
-                item.user_properties.append(("nl2sql.cost_usd", f"{answer.cost_usd:.6f}"))
         if answer is not None and answer.status == "error" and not any(s.passed is False for s in scores):
             scores.append(Score("engine", False, 0.0, answer.error or "engine error"))
-            record["scores"]["engine"] = {"passed": False, "value": 0.0, "detail": answer.error or "engine error", "gating": True}
         failed = [s for s in scores if s.gating and s.passed is False]
         failure = failure_text(item, mode, answer, route, scores) if failed else None
-        return Judged(record, failure, asked.attempt)
+        return Scored(asked, scores, failure)
+
+    def record(self, item: CaseItem, judgement: Judgement) -> None:
+        """Keep the item's record (its attempts combined: reporting/repeats.py); skip or fail it."""
+        mode = self.settings.mode
+        if judgement.skipped:
+            item.record = make_record(item, mode, None, None, [], skipped=judgement.skipped)
+            pytest.skip(judgement.skipped)
+        judged = []
+        for scored in judgement.attempts:
+            asked, answer, scores = scored.asked, scored.asked.answer, scored.scores
+            record = make_record(item, mode, answer, asked.route, scores, latency=asked.latency)
+            record["taxonomy"] = miss_taxonomy(item.case, answer, scores)  # what kind of result_match miss, if one
+            record["llm"] = asked.usage.to_dict()
+            if answer is not None and answer.datasources:
+                record["answer_datasources"] = list(answer.datasources)
+            if asked.attempt == 0 and self.config.getini("junit_family") in ("xunit1", "legacy"):
+                # per-testcase <properties> are valid only in xunit1 (junit-10.xsd, pytest's default
+                # xunit2, forbids them: pytest's record_property warns the same)
+                for s in scores:
+                    item.user_properties.append((f"nl2sql.{s.name}", "pass" if s.passed else ("fail" if s.passed is False else f"{s.value}")))
+                if answer is not None:
+                    item.user_properties.append(("nl2sql.status", answer.status))
+                    item.user_properties.append(("nl2sql.cost_usd", f"{answer.cost_usd:.6f}"))
+            judged.append(Judged(record, scored.failure, asked.attempt))
+        record, failure = combine(judged, self.settings.repeat)
+        item.record = record
+        if failure is not None:
+            raise CaseFailure(failure)
 
     # -- baselines -----------------------------------------------------------------------
     def baseline_for(self, suite_path: Path) -> Baseline | None:
