@@ -41,6 +41,7 @@ from typing import Any
 import attrs
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 __all__ = [
@@ -137,34 +138,49 @@ def _sites(tree: exp.Expression, keys: Keys | None) -> dict[str, list[tuple[int,
 
 def mutants(sql: str, dialect: str = "sqlite", *, keys: Keys | None = None, limit: int = MAX_MUTANTS) -> list[Mutant]:
     """The mutants of ``sql`` (module docstring), at most ``limit``; [] when sqlglot cannot read it."""
+    return _mutants(sql, dialect, keys, limit)
+
+
+def _mutants(sql: str, dialect: str, keys: Keys | None, limit: int, *, fast: bool = True) -> list[Mutant]:
+    """``mutants``; ``fast=False`` makes each mutant from a whole copy of the query (the reference
+    the fast way is tested against: the same mutants, in the same order)."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except SqlglotError:
         return []
     if tree is None:
         return []
-    gold_text = tree.sql(dialect=dialect)
+    # each kind's mutants are made only when the round robin takes them: a WHERE of 300
+    # conjuncts costs ``limit`` mutants, not 300 (and at most MAX_TRIES in all)
+    sites = _sites(tree, keys)
+    nodes = list(tree.walk())
+    fast_sql = _FastSQL(tree, nodes, dialect) if fast else None
+    if fast_sql is not None and list(map(type, tree.walk())) != list(map(type, nodes)):
+        # the generator rewrote the query while writing it (a dialect's transform): the slow way, on a fresh parse
+        tree, fast_sql = sqlglot.parse_one(sql, read=dialect), None
+        nodes = list(tree.walk())
+    gold_text = fast_sql.gold if fast_sql is not None else tree.sql(dialect=dialect)
 
     def made(kind: str, sites: list[tuple[int, _Edit]]) -> Iterator[Mutant]:
         for index, edit in sites:
-            copy = tree.copy()
-            node = next(itertools.islice(copy.walk(), index, None))
+            if fast_sql is not None:
+                copy, node = fast_sql.path_copy(nodes[index], whole=not getattr(edit, "own_args", False))  # only the path to the node is new
+            else:
+                copy = tree.copy()
+                node = next(itertools.islice(copy.walk(), index, None))
             try:
                 change = edit(node)
-                text = copy.sql(dialect=dialect) if change else None
+                text = (fast_sql.sql(copy) if fast_sql is not None else copy.sql(dialect=dialect)) if change else None
             except (SqlglotError, ValueError, AttributeError):
                 continue
             if text:
                 yield Mutant(kind, change or "", text)
 
-    # each kind's mutants are made only when the round robin takes them: a WHERE of 300
-    # conjuncts costs ``limit`` copies of the query, not 300 (and at most MAX_TRIES in all)
-    sites = _sites(tree, keys)
     queues = [made(k, sites.get(k, [])) for k in KINDS]
     out: list[Mutant] = []
     seen = {gold_text}
     tries = 0
-    size = sum(1 for _ in tree.walk())
+    size = len(nodes)
     limit = min(limit, max(4, MAX_COPIED_NODES // max(1, size)))  # a huge query: fewer mutants
     while queues and len(out) < limit and tries < MAX_TRIES:
         for q in list(queues):
@@ -183,9 +199,92 @@ def mutants(sql: str, dialect: str = "sqlite", *, keys: Keys | None = None, limi
     return out
 
 
+class _FastSQL:
+    """A mutant's SQL without copying the query or writing it out again: each mutant shares the
+    gold tree's nodes except on the path from the root to the changed node, and the SQL of a
+    shared node is the text written for the gold (kept by node identity; the gold tree stays
+    alive, so identities are not reused).
+
+    An edit changes the arguments of new nodes only: the node at its site is new, and so is its
+    whole subtree unless the edit is marked ``_own_args`` (it sets the site node's own
+    arguments). A shared node may be re-parented by an edit, so the path to a node is read from
+    the parents as they were first."""
+
+    _generators: dict[str, type] = {}
+
+    def __init__(self, tree: exp.Expression, nodes: list[exp.Expression], dialect: str) -> None:
+        self.tree = tree
+        self.dialect = Dialect.get_or_raise(dialect)
+        self.texts: dict[int, str] = {}
+        self.up = {id(n): (n.parent, n.arg_key, n.index) for n in nodes}
+        self.gold = self.sql(tree, record=True)
+
+    def sql(self, tree: exp.Expression, *, record: bool = False) -> str:
+        base = self.dialect.generator_class
+        cls = _FastSQL._generators.get(base.__qualname__)
+        if cls is None:
+            cls = _FastSQL._generators[base.__qualname__] = type(
+                "KeptTextGenerator", (base,), {"sql": _kept_sql, "_base_sql": base.sql}
+            )
+        generator = cls(dialect=self.dialect)
+        generator.kept, generator.record = self.texts, record
+        return generator.generate(tree, copy=False)
+
+    def path_copy(self, node: exp.Expression, *, whole: bool) -> tuple[exp.Expression, exp.Expression]:
+        """(the root of a tree that is the gold's with new nodes from the root to ``node``, the new
+        ``node``); ``whole``: the node's subtree is copied too (an edit that changes its descendants)."""
+        path = [node]
+        while (parent := self.up[id(path[-1])][0]) is not None:
+            path.append(parent)
+        path.reverse()
+        copies = [_shallow(n) for n in path[:-1]] + [node.copy() if whole else _shallow(node)]
+        for parent, child, original in zip(copies, copies[1:], path[1:], strict=False):
+            _, key, index = self.up[id(original)]
+            if index is None:
+                parent.args[key] = child
+            else:
+                parent.args[key] = [*parent.args[key]]
+                parent.args[key][index] = child
+            child.parent, child.arg_key, child.index = parent, key, index
+        return copies[0], copies[-1]
+
+
+def _shallow(node: exp.Expression) -> exp.Expression:
+    """A new node of ``node``'s class and arguments (the same children: they are not re-parented)."""
+    new = node.__class__()
+    new.args = dict(node.args)
+    new.comments, new._type, new._meta = node.comments, node._type, node._meta
+    return new
+
+
+def _kept_sql(self: Any, expression: Any, key: str | None = None, comment: bool = True) -> str:
+    """``Generator.sql``, giving a gold node's kept text (``_FastSQL``)."""
+    if key is None and comment:
+        text = self.kept.get(id(expression))
+        if text is None:
+            text = self._base_sql(expression)
+            if self.record and isinstance(expression, exp.Expression):
+                self.kept[id(expression)] = text
+        return text
+    return self._base_sql(expression, key, comment)
+
+
 # -- the edits ------------------------------------------------------------------------------
 
+def _own_args(make: Callable[..., _Edit]) -> Callable[..., _Edit]:
+    """Marks the edits that change only the arguments of the node at their site (a new node in
+    the fast way): its children may be re-parented, never changed. Any other edit is given a
+    copy of the site's whole subtree."""
 
+    def wrapped(*args: Any) -> _Edit:
+        edit = make(*args)
+        edit.own_args = True  # type: ignore[attr-defined]
+        return edit
+
+    return wrapped
+
+
+@_own_args
 def _swap_comparison(new: type) -> _Edit:
     def edit(node: exp.Expression) -> str:
         node.replace(new(this=node.this, expression=node.expression))
@@ -204,6 +303,7 @@ def _swap_join(side: str, other: str) -> _Edit:
     return edit
 
 
+@_own_args
 def _set_distinct(on: bool) -> _Edit:
     def edit(node: exp.Expression) -> str:
         node.set("distinct", exp.Distinct() if on else None)
@@ -212,6 +312,7 @@ def _set_distinct(on: bool) -> _Edit:
     return edit
 
 
+@_own_args
 def _drop_conjunct(j: int) -> _Edit:
     def edit(node: exp.Expression) -> str:
         conjuncts = list(node.this.flatten()) if isinstance(node.this, exp.And) else [node.this]
@@ -226,6 +327,7 @@ def _drop_conjunct(j: int) -> _Edit:
     return edit
 
 
+@_own_args
 def _set_limit(m: int) -> _Edit:
     def edit(node: exp.Expression) -> str:
         before = node.expression.this
@@ -235,6 +337,7 @@ def _set_limit(m: int) -> _Edit:
     return edit
 
 
+@_own_args
 def _swap_aggregate(new: type) -> _Edit:
     def edit(node: exp.Expression) -> str:
         before = type(node).__name__.upper()
