@@ -30,6 +30,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 __all__ = ["KINDS", "SPIDER_NOT_COMPUTED", "bird_set_match", "classify", "for_item", "spider_result_eq"]
@@ -66,8 +68,16 @@ def _hashable(v: Any) -> Any:
 
 def _rows(rows: Sequence[Any] | None, columns: Sequence[str] = ()) -> list[tuple]:
     out = []
+    getter = itemgetter(*columns) if len(columns) > 1 else None
     for r in rows or []:
-        if isinstance(r, (tuple, list)):
+        if type(r) is tuple:
+            t = r
+        elif getter is not None and type(r) is dict:
+            try:
+                t = getter(r)
+            except KeyError:  # a missing column reads as None
+                t = tuple(r.get(k) for k in columns)
+        elif isinstance(r, (tuple, list)):
             t = tuple(r)
         elif isinstance(r, Mapping):
             keys = list(columns) or list(r)
@@ -187,22 +197,36 @@ def _float(v: Any) -> float:
 def _close(a: Any, b: Any, tol: float) -> bool:
     if a == b:
         return True
-    if not (_num(a) and _num(b)):
+    if type(a) is float and type(b) is float:
+        fa, fb = a, b
+    elif not (_num(a) and _num(b)):
         return False
-    fa, fb = _float(a), _float(b)
+    else:
+        fa, fb = _float(a), _float(b)
     if math.isinf(fa) or math.isinf(fb):
         return False
     return abs(fa - fb) <= tol * max(1.0, abs(fa), abs(fb))
 
 
+#: Integers up to this size are exact as floats: they sort as their float does.
+_EXACT_INT = 2**53
+
+
 def _key(row: tuple) -> tuple:
-    return tuple((0, 0.0, "") if v is None else (1, _float(v), "") if _num(v) else (2, 0.0, str(v)) for v in row)
+    return tuple([
+        (1, v, "") if (t := type(v)) is float or (t is int and -_EXACT_INT <= v <= _EXACT_INT) else _value_key(v)
+        for v in row
+    ])
+
+
+def _value_key(v: Any) -> tuple:
+    return (0, 0.0, "") if v is None else (1, _float(v), "") if _num(v) else (2, 0.0, str(v))
 
 
 def _pairs_close(left_g: list[tuple], left_p: list[tuple], tol: float) -> bool:
     """Rows left over by a multiset difference, both sorted: pairwise within ``tol``."""
     return len(left_g) == len(left_p) and all(
-        len(g) == len(p) and all(_close(x, y, tol) for x, y in zip(g, p, strict=True))
+        len(g) == len(p) and all(map(_close, g, p, repeat(tol)))
         for g, p in zip(left_g, left_p, strict=True)
     )
 
@@ -219,6 +243,11 @@ def _same_bag(gold: list[tuple], pred: list[tuple], tol: float) -> bool:
 
 
 def _canon(v: Any) -> Any:
+    t = type(v)
+    if t is float:
+        return v if math.isinf(v) else int(v) if v.is_integer() else round(v, 9)
+    if t is int and -_EXACT_INT <= v <= _EXACT_INT:
+        return v  # int(float(v)) == v
     if isinstance(v, bool):
         return int(v)
     if _num(v):
@@ -315,8 +344,8 @@ def classify(
     if len(gold) == len(aligned) and _pairs_close(left_g, left_p, 1e-2) and any(isinstance(v, float) for r in (*left_g, *left_p) for v in r):
         out["kinds"].append("float_only")
         return out
-    canon_g = [tuple(_canon(v) for v in r) for r in left_g]
-    canon_p = [tuple(_canon(v) for v in r) for r in left_p]
+    canon_g = [tuple(map(_canon, r)) for r in left_g]
+    canon_p = [tuple(map(_canon, r)) for r in left_p]
     in_order = False
     if order_matters and len(gold) == len(aligned):
         differ = [(g, p) for g, p in zip(gold, aligned, strict=True) if g != p]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from operator import ne
 from typing import Any
 
 import attrs
@@ -170,7 +171,7 @@ def _canonical_columns(rows: list[tuple], width: int) -> list[list[Any]]:
     for j, col in enumerate(cols):
         types = set(map(type, col))
         if types <= _SKIP_NUMS:
-            if float in types and any(v != v for v in col):
+            if float in types and any(map(ne, col, col)):  # a NaN (v != v), found in C
                 cols[j] = [NAN if v != v else v for v in col]
             continue
         if types <= {str, _NONE} and all(v is None or _plain_text(v) for v in col):
@@ -208,6 +209,8 @@ def _widths(rows: list[tuple], who: str) -> int | str:
     if not rows:
         return 0
     w = len(rows[0])
+    if len(set(map(len, rows))) == 1:
+        return w
     for n, r in enumerate(rows, 1):
         if len(r) != w:
             return f"{who} row {n} has {len(r)} values, row 1 has {w}"

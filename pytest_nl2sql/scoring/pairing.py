@@ -18,6 +18,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from fractions import Fraction
+from operator import itemgetter
 from typing import Any
 
 import attrs
@@ -46,6 +47,7 @@ PAIR_BUDGET = 2_000_000
 
 _NUM_TYPES = (int, float, Decimal, Fraction)
 PLAIN_NUMS = {int, float}
+_NUM_TYPE_SET = frozenset(_NUM_TYPES)
 
 
 class _Num:
@@ -78,7 +80,8 @@ def num_close(a: Any, b: Any, tol: Tolerance | None) -> bool:
         return True
     if tol is None:
         return False  # a column of exact numbers only: exactly
-    fa, fb = fl(a), fl(b)
+    fa = a if type(a) is float else fl(a)
+    fb = b if type(b) is float else fl(b)
     if fa == fb:
         return True
     if math.isinf(fa) or math.isinf(fb):
@@ -186,7 +189,31 @@ def _loose(tols: Sequence[Tolerance | None]) -> frozenset[int]:
 
 def _key(row: tuple, loose: frozenset[int]) -> tuple:
     """The exact part of a row: its values, with the numbers of loose positions as a marker."""
-    return tuple(NUM if i in loose and is_num(v) else v for i, v in enumerate(row))
+    key = list(row)
+    for i in loose:
+        if is_num(key[i]):
+            key[i] = NUM
+    return tuple(key)
+
+
+def _close_at(numpos: list[int], tols: Sequence[Tolerance | None]) -> Any:
+    """``rows_close`` for two rows of one group: their exact parts are equal (the group's key),
+    so only the numbers at ``numpos`` (of float columns) may differ."""
+    if len(numpos) == 1:
+        p, t = numpos[0], tols[numpos[0]]
+        return lambda a, b: num_close(a[p], b[p], t)
+    at = [(i, tols[i]) for i in numpos]
+    return lambda a, b: all(num_close(a[i], b[i], t) for i, t in at)
+
+
+def _sort_key(rows: list[tuple], numpos: list[int]) -> Any:
+    """The sort key of a group's rows: their numbers, as floats (a float is its own key)."""
+    if len(numpos) == 1:
+        get = itemgetter(numpos[0])
+        if all(type(v) is float for v in map(get, rows)):
+            return get
+        return lambda r, p=numpos[0]: fl(r[p])  # one number: the same order as a 1-tuple of it
+    return lambda r: tuple(fl(r[i]) for i in numpos)
 
 
 class _Index:
@@ -220,9 +247,15 @@ class _Index:
 
 
 def _group(rows: list[tuple], loose: frozenset[int]) -> dict[tuple, list[tuple]]:
+    """The rows by their exact part (``_key``; the keys made a column at a time)."""
     groups: dict[tuple, list[tuple]] = defaultdict(list)
-    for r in rows:
-        groups[_key(r, loose)].append(r)
+    if not rows:
+        return groups
+    cols: list[Any] = list(zip(*rows, strict=True))
+    for i in loose:
+        cols[i] = [NUM if type(v) in _NUM_TYPE_SET and v is not NAN else v for v in cols[i]]
+    for key, r in zip(zip(*cols, strict=True), rows, strict=True):
+        groups[key].append(r)
     return groups
 
 
@@ -244,41 +277,39 @@ def _pair_multisets(missing: list[tuple], unexpected: list[tuple], tols: Sequenc
             left_u += us
             continue
         numpos = [i for i, v in enumerate(key) if v is NUM]
-
-        def skey(r: tuple, numpos: list[int] = numpos) -> tuple:
-            return tuple(fl(r[i]) for i in numpos)
-
-        if len(ms) == len(us):
-            sm, su = sorted(ms, key=skey), sorted(us, key=skey)
-            budget.spend(len(ms))
-            if all(rows_close(a, b, tols) for a, b in zip(sm, su, strict=True)):
+        close = _close_at(numpos, tols)
+        if len(ms) == len(us) or len(numpos) == 1:
+            sm, su = sorted(ms, key=_sort_key(ms, numpos)), sorted(us, key=_sort_key(us, numpos))
+            if len(ms) == len(us):
+                budget.spend(len(ms))
+                if all(map(close, sm, su)):
+                    continue
+            if len(numpos) == 1:  # one number differs: pairing in sort order is best (linear)
+                lm, lu = _pair_sorted(sm, su, numpos[0], close)
+                left_m += lm
+                left_u += lu
                 continue
-        if len(numpos) == 1:  # one number differs: pairing in sort order is best (linear)
-            lm, lu = _pair_sorted(sorted(ms, key=skey), sorted(us, key=skey), numpos[0], tols)
-            left_m += lm
-            left_u += lu
-            continue
         index = _Index(us, numpos)
         adj: list[list[int]] = []
         for r in ms:
             cands = index.candidates(r, tols)
             if not budget.spend(len(cands) + 1):
                 return False, missing, unexpected
-            adj.append([j for j in cands if rows_close(r, us[j], tols)])
+            adj.append([j for j in cands if close(r, us[j])])
         _, ml, mr = max_matching(adj, len(us))
         left_m += [r for r, j in zip(ms, ml, strict=True) if j == -1]
         left_u += [r for r, i in zip(us, mr, strict=True) if i == -1]
     return not left_m and not left_u, left_m, left_u
 
 
-def _pair_sorted(ms: list[tuple], us: list[tuple], pos: int, tols: Sequence[Tolerance | None]) -> tuple[list[tuple], list[tuple]]:
+def _pair_sorted(ms: list[tuple], us: list[tuple], pos: int, close: Any) -> tuple[list[tuple], list[tuple]]:
     """Rows alike but for the number at ``pos``, both sorted by it: pair them in one pass (a
-    row pairs with the first row of the other side within the tolerance); the unpaired ones."""
+    row pairs with the first row of the other side within the tolerance, ``close``); the unpaired ones."""
     left_m: list[tuple] = []
     left_u: list[tuple] = []
     i = j = 0
     while i < len(ms) and j < len(us):
-        if rows_close(ms[i], us[j], tols):
+        if close(ms[i], us[j]):
             i += 1
             j += 1
         elif fl(ms[i][pos]) < fl(us[j][pos]):
