@@ -334,14 +334,18 @@ def classify(
     out["missing"], out["extra"] = sum((gc - pc).values()), sum((pc - gc).values())
     # the rows equal as they are cancel; the leftovers are sorted once for every check below
     left_g, left_p = sorted((gc - pc).elements(), key=_key), sorted((pc - gc).elements(), key=_key)
-    if len(gold) == len(aligned) and (gc == pc or _pairs_close(left_g, left_p, tolerance)):
+    same_size = len(gold) == len(aligned)
+    # pairs within the tolerance are within 1e-2 (closeness grows with the tolerance): when
+    # they are not within 1e-2, one pass over the leftovers says so for both checks
+    near = same_size and _pairs_close(left_g, left_p, 1e-2)
+    if same_size and (gc == pc or ((near or tolerance > 1e-2) and _pairs_close(left_g, left_p, tolerance))):
         if order_matters:
             out["kinds"].append("order_only")
         return out
     if set(gold) == set(aligned):
         out["kinds"].append("duplicates_only")
         return out
-    if len(gold) == len(aligned) and _pairs_close(left_g, left_p, 1e-2) and any(isinstance(v, float) for r in (*left_g, *left_p) for v in r):
+    if near and any(isinstance(v, float) for r in (*left_g, *left_p) for v in r):
         out["kinds"].append("float_only")
         return out
     canon_g = [tuple(map(_canon, r)) for r in left_g]
