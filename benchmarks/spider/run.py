@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -132,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--test-suite", type=int, default=0, metavar="K", help="K neighbour databases per database")
+    ap.add_argument("--seed", type=int, default=0, help="the neighbours' seed (PYTEST_NL2SQL_NEIGHBOUR_SEED)")
     args = ap.parse_args(argv)
     spider = default_spider_dir()
     if not (spider / "dev.json").is_file():
@@ -145,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
           f"drafts {len(conv.drafts)}; renamed duplicate columns in {', '.join(conv.renamed) or 'none'}")
     predicted = (spider / "predictions" / "C3SQL" / "predicted_sql.txt").read_text(encoding="utf-8").splitlines()
     write_predictions(conv.items, predicted, out / "c3sql.jsonl")
+    if args.seed:
+        os.environ["PYTEST_NL2SQL_NEIGHBOUR_SEED"] = str(args.seed)  # the plugin's neighbours; kill rates stay at seed 0
     cmd = pytest_command(out, args.workers, args.test_suite)
     print("running:", " ".join(cmd))
     t1 = time.perf_counter()

@@ -4,7 +4,8 @@ whether the difference comes from the gold's own fragility.
 ``shrink`` copies a SQLite neighbour into memory and runs delta debugging (Zeller's ddmin) over
 its rows, within a time bound: it removes rows as long as the gold and the answer still give
 different results (foreign keys stay satisfied, and the gold's ``ORDER BY ... LIMIT`` must not
-cut inside a tie on what is left). ``gold_fragility`` says when the gold itself is the weak
+cut inside a tie on what is left, nor several rows share the extreme of its bare-column
+``MIN`` / ``MAX``). ``gold_fragility`` says when the gold itself is the weak
 side: a set operation or a GROUP BY over non-key columns, or a NULL-sensitive aggregate the
 answer does not share, on rows that hold NULLs. docs/scoring.md states both.
 """
@@ -22,6 +23,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from pytest_nl2sql.scoring.presuppose import tie_at_extreme
 from pytest_nl2sql.scoring.ties import tie_at_limit
 
 __all__ = ["SHRINK_SECONDS", "gold_fragility", "shrink"]
@@ -51,10 +53,14 @@ def shrink(
     answer_sql: str,
     differ: Callable[[Any, Any], bool],
     seconds: float = SHRINK_SECONDS,
+    *,
+    settle: bool = False,
 ) -> dict | None:
     """The fewest rows of the SQLite neighbour ``database`` found within ``seconds`` on which
     ``differ(gold result, answer result)`` still holds (a result is ``(columns, rows)``, or the
-    exception when the query fails). None when the neighbour cannot be copied."""
+    exception when the query fails). None when the neighbour cannot be copied, or when no rows
+    are a valid counterexample. With ``settle``, a neighbour whose whole rows are no valid
+    counterexample (a tie at the gold's LIMIT) is tried again without each one of its rows."""
     deadline = time.monotonic() + seconds
     try:
         src = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
@@ -110,6 +116,8 @@ def shrink(
                 return None
             if tie_at_limit(gold_tree, "sqlite", lambda s, n: run(s, n), identical=True) is not None:
                 return None
+            if tie_at_extreme(gold_tree, "sqlite", run):
+                return None
             try:
                 answer: Any = run(answer_sql)
             except sqlite3.Error as exc:
@@ -119,8 +127,45 @@ def shrink(
             con.execute("ROLLBACK TO shrink")
             con.execute("RELEASE shrink")
 
+    def still_tied(keep: Sequence[tuple[str, int]]) -> bool:
+        """On the rows ``keep`` (foreign keys holding), the gold's LIMIT still cuts a tie."""
+        con.execute("SAVEPOINT shrink")
+        try:
+            kept: dict[str, list[int]] = {t: [] for t in tables}
+            for t, rid in keep:
+                kept[t].append(rid)
+            for t in tables:
+                ids = ",".join(map(str, kept[t]))
+                con.execute(f'DELETE FROM "{_esc(t)}"' + (f" WHERE rowid NOT IN ({ids})" if ids else ""))
+            if _fk_violations(con) > broken:
+                return False
+            return tie_at_limit(gold_tree, "sqlite", lambda s, n: run(s, n), identical=True) is not None
+        except sqlite3.Error:
+            return False
+        finally:
+            con.execute("ROLLBACK TO shrink")
+            con.execute("RELEASE shrink")
+
     whole = len(items)
     best = outcome(items)
+    if best is None and settle:
+        # the whole neighbour does not judge (a tie at the gold's LIMIT): the same rows less one
+        # may settle the tie and still tell gold and answer apart -- a neighbour of its own
+        x, left_out = 0, True
+        while best is None and time.monotonic() <= deadline:
+            if x >= len(items):  # another pass: a parent row may go once its children went
+                if not left_out:
+                    break
+                x, left_out = 0, False
+                continue
+            rest = items[:x] + items[x + 1:]
+            best = outcome(rest)
+            if best is not None:
+                items = rest
+            elif still_tied(rest):  # a row the tie does not need: left out, the tie gets smaller
+                items, left_out = rest, True
+            else:
+                x += 1
     if best is None:
         con.close()
         return None

@@ -34,7 +34,7 @@ MAX_ROWS = 24
 #: The share of neighbours' tables left empty.
 EMPTY_TABLE_RATE = 0.08
 #: Bumped whenever generation changes, so cached neighbours of an older generator are not reused.
-GENERATOR_VERSION = 4  # 3 on two branches (denied columns synthetic; the data's invariants): both now
+GENERATOR_VERSION = 5  # 5: a unique column never runs out of values
 #: The real data's invariants a neighbour keeps (docs/scoring.md): ``nulls`` -- a NULL only in a
 #: column whose real data has one; ``parents`` -- no child rows when a parent its real rows
 #: always point at is empty; ``unique`` -- a column unique in the real data and identifier- or
@@ -257,6 +257,24 @@ def _keeps_unique(c: ColumnSpec) -> bool:
     return any(n.endswith(w) or n.startswith(w) for w in _NAME_LIKE)
 
 
+def _fresh_value(pool: Sequence[Any], used: set, rnd: random.Random) -> Any:
+    """A value not yet in ``used`` when the column's own values have run out (a unique name
+    column of a table with more rows than the sample has names): a real one with a number
+    added, or the next integer; otherwise the pool's first (and the row is left out)."""
+    texts = [v for v in pool if isinstance(v, str) and v.strip()]
+    ints = [v for v in pool if isinstance(v, int) and not isinstance(v, bool)]
+    for k in range(2, 1000):
+        if texts:
+            v: Any = f"{rnd.choice(texts)} {k}"
+        elif ints:
+            v = max(ints) + k
+        else:
+            break
+        if _ukey(v) not in used:
+            return v
+    return pool[0]
+
+
 def _ukey(v: Any) -> Any:
     return v.strip().casefold() if isinstance(v, str) else v
 
@@ -379,7 +397,7 @@ def fill(tables: Sequence[TableSpec], rnd: random.Random, insert: Callable[[Tabl
                     row.append(rnd.choice(written)[i])
                 elif i in used:
                     fresh = [v for v in pools[c.name] if _ukey(v) not in used[i]]
-                    row.append(rnd.choice(fresh) if fresh else pools[c.name][0])
+                    row.append(rnd.choice(fresh) if fresh else _fresh_value(pools[c.name], used[i], rnd))
                 else:
                     row.append(rnd.choice(pools[c.name]))
             kept = not any(row[i] is not None and _ukey(row[i]) in used[i] for i in unique) and insert(t, row)

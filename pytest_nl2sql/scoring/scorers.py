@@ -153,7 +153,7 @@ def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Sco
         paths = hood.of(datasource)
         if not paths:
             return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": hood.why_not(datasource)}})
-        found = disagreement(hood, datasource, gold_sql, a.sql, rule, role=ctx.role)
+        found = disagreement(hood, datasource, gold_sql, a.sql, rule, role=ctx.role, question=case.question or "")
     except NeighboursUnavailable as exc:
         return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": str(exc)}})
     except Exception as exc:  # a neighbour that cannot be used must not crash the item
