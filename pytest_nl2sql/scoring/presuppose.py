@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+
 from sqlglot import exp
 
 __all__ = ["picked_texts", "presupposition", "question_value_left_out", "tie_at_extreme"]
