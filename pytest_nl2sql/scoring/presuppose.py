@@ -14,7 +14,10 @@ there. Such a neighbour does not judge the answer (docs/scoring.md, "Who judges"
 * *one of several*: the answer keeps one row by its own ``LIMIT`` (the real data has one) and
   that row is one of the gold's rows here;
 * *a name picked twice*: the gold picks rows by a text (``name = 'Kyle'``) that one real row
-  holds, and several rows of the neighbour hold it.
+  holds, and several rows of the neighbour hold it;
+* *a key that is not one here*: the answer picks rows by ``column = (SELECT ...)`` over a
+  column unique in the real data ("the charge type" of the dearest charge), and the column
+  repeats in the neighbour.
 
 And one gold finding (``question_value_left_out``): the answer picks rows by a text the
 question names and the real data holds, which the gold never uses ("the youngest dog", a gold
@@ -68,10 +71,7 @@ def picked_texts(tree: exp.Expression | None) -> list[tuple[list[str], str, str]
 
 def _picks(tree: exp.Expression) -> list[tuple[exp.EQ, tuple[list[str], str, str]]]:
     """Each ``column = 'text'`` condition of ``tree``, with what ``picked_texts`` says of it."""
-    aliases: dict[str, str] = {}
-    for t in tree.find_all(exp.Table):
-        aliases[(t.alias_or_name or t.name).lower()] = t.name
-        aliases[t.name.lower()] = t.name
+    aliases = _aliases(tree)
     found = []
     for eq in tree.find_all(exp.EQ):
         col, lit = eq.this, eq.expression
@@ -87,6 +87,14 @@ def _picks(tree: exp.Expression) -> list[tuple[exp.EQ, tuple[list[str], str, str
     return found
 
 
+def _aliases(tree: exp.Expression) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for t in tree.find_all(exp.Table):
+        aliases[(t.alias_or_name or t.name).lower()] = t.name
+        aliases[t.name.lower()] = t.name
+    return aliases
+
+
 def _quoted_text(e: exp.Expression) -> bool:
     return isinstance(e, exp.Column) and not e.table and isinstance(e.this, exp.Identifier) and e.this.quoted
 
@@ -100,6 +108,37 @@ def _count(execute: Execute, tables: Sequence[str], column: str, text: str, dial
             return int(execute(sql)[1][0][0])
         except Exception:  # noqa: BLE001 -- the column is not in this table: try the next
             continue
+    return None
+
+
+def _picked_by_subquery(tree: exp.Expression | None) -> list[tuple[list[str], str]]:
+    """``(tables it may be in, column)`` for each ``column = (SELECT ...)`` in ``tree``."""
+    if tree is None:
+        return []
+    aliases = _aliases(tree)
+    found = []
+    for eq in tree.find_all(exp.EQ):
+        col, sub = eq.this, eq.expression
+        if isinstance(col, exp.Subquery):
+            col, sub = sub, col
+        if isinstance(col, exp.Column) and isinstance(sub, exp.Subquery):
+            found.append(([aliases[col.table.lower()]] if col.table and col.table.lower() in aliases
+                          else sorted(set(aliases.values())), col.name))
+    return found
+
+
+def _repeats(execute: Execute, tables: Sequence[str], column: str, dialect: str) -> int | None:
+    """How many values of ``column`` repeat (its count less its distinct count); None: unknown.
+    A table of fewer than two values says nothing (None)."""
+    for t in tables:
+        c = exp.column(column, quoted=True)
+        sql = exp.select(exp.Count(this=c.copy()), exp.Count(this=exp.Distinct(expressions=[c.copy()]))).from_(
+            exp.to_table(t, quoted=True)).sql(dialect=dialect)
+        try:
+            n, distinct = execute(sql)[1][0]
+        except Exception:  # noqa: BLE001 -- the column is not in this table: try the next
+            continue
+        return None if n < 2 else int(n) - int(distinct)
     return None
 
 
@@ -143,6 +182,9 @@ def presupposition(
                 n_here = _count(here, tables, column, text, dialect)
                 if n_here is not None and n_here > 1:
                     return f"the gold picks {column} = {text!r}, which one real row holds and {n_here} rows hold here"
+        for tables, column in _picked_by_subquery(answer_tree):
+            if _repeats(real, tables, column, dialect) == 0 and (_repeats(here, tables, column, dialect) or 0) > 0:
+                return f"the answer picks rows by {column} = (a subquery), a column unique in the real data that repeats here"
     return None
 
 
