@@ -49,6 +49,7 @@ pre.sql{white-space:pre;overflow-x:auto;font-size:.85rem}pre.sql del{background:
 pre.sql ins{background:#dafbe1;color:#116329;text-decoration:none}
 table.rowdiff td{font-family:ui-monospace,monospace;font-size:.85rem;white-space:pre}table.rowdiff tr.missing td{background:#ffebe9}
 table.rowdiff tr.unexpected td{background:#fff8c5}table.rowdiff td.sign{font-weight:700}
+.counterexample table td,.counterexample table th{font-family:ui-monospace,monospace;font-size:.85rem;border:1px solid #ddd;padding:0 .3rem}
 tr.item:target{outline:3px solid #0969da}
 """
 
@@ -183,11 +184,55 @@ def _detail(rec: Mapping[str, Any]) -> str:
             f'<p class="taxonomy"><b>kind of miss:</b> {_e(", ".join(tax.get("kinds") or []))}; '
             f'BIRD set rule: {"pass" if tax.get("bird_set") else "fail"}, Spider rule: {_verdict(tax.get("spider"), tax.get("not_computed"))}</p>'
         )
+    disagreed = (rec.get("test_suite") or {}).get("disagreed")
+    if isinstance(disagreed, Mapping):
+        parts.append(_counterexample(disagreed))
     if rec.get("baseline_reason"):
         parts.append(f"<p><b>baseline:</b> {_e(rec.get('baseline'))}: {_e(rec['baseline_reason'])}</p>")
     if rec.get("error"):
         parts.append(f"<p><b>engine error:</b> {_e(rec['error'])}</p>")
     return "".join(parts)
+
+
+def _cells(rows: Any) -> str:
+    return "".join("<tr>" + "".join(f"<td>{_e(shown(v))}</td>" for v in r) + "</tr>" for r in rows or [] if isinstance(r, list))
+
+
+def _result(label: str, cls: str, rows: Any) -> str:
+    return f'<p>{label}{"" if rows else " no rows"}</p><table class="{cls}">{_cells(rows)}</table>'
+
+
+def _counterexample(found: Mapping[str, Any]) -> str:
+    """A test-suite flag's (or gold finding's) counterexample: the neighbour's seed, the shrunk
+    rows table by table, and both results on them (docs/scoring.md)."""
+    cx = found.get("counterexample")
+    if not isinstance(cx, Mapping):
+        return ""
+    head = (f"<p><b>counterexample</b>: neighbour {_e(int(found.get('neighbour') or 0) + 1)} (seed {_e(found.get('seed'))}), "
+            f"{_e(cx.get('row_count'))} of its {_e(cx.get('shrunk_from'))} rows"
+            + ("" if cx.get("complete", True) else " (shrinking stopped at its time bound)") + "</p>")
+    tables = "".join(
+        f'<p>{_e(t.get("table"))}</p><div class="scroll"><table class="cx-rows"><tr>{"".join(f"<th>{_e(c)}</th>" for c in t.get("columns") or [])}</tr>'
+        f"{_cells(t.get('rows'))}</table></div>"
+        for t in cx.get("rows") or [] if isinstance(t, Mapping)
+    )
+    answer = (f'<p>the answer fails: {_e(cx["answer_error"])}</p>' if cx.get("answer_error") else
+              _result("answer gives", "cx-answer", cx.get("answer_rows")))
+    return f'<div class="counterexample">{head}{tables}{_result("gold gives", "cx-gold", cx.get("gold_rows"))}{answer}</div>'
+
+
+def _gold_findings(items: Sequence[Mapping[str, Any]]) -> str:
+    """Passes where the gold is fragile on a neighbour: for the gold's owner to read."""
+    found = [(i, r, (r.get("test_suite") or {}).get("gold_finding")) for i, r in enumerate(items)]
+    found = [(i, r, g) for i, r, g in found if isinstance(g, Mapping)]
+    if not found:
+        return ""
+    body = "".join(
+        f'<li><a href="#item-{i}">{_e(r.get("nodeid"))}</a>: gold is fragile on neighbour {_e(int(g.get("neighbour") or 0) + 1)}: '
+        f"read it ({_e(g.get('gold_finding'))})<details><summary>counterexample</summary>{_counterexample(g)}</details></li>"
+        for i, r, g in found
+    )
+    return f'<h2>Gold findings</h2><div id="gold-findings"><p>{len(found)} passes where the gold, not the answer, is the weak side on a neighbour database:</p><ul>{body}</ul></div>'
 
 
 def _verdict(value: Any, why: Any) -> str:
@@ -295,6 +340,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             f'<h2>result_match misses</h2><table id="taxonomy"><tr><th>kind</th><th>items</th></tr>{rows}</table>'
             f"<p>BIRD's set rule would pass {tax['bird_set_would_pass']} of {tax['misses']}, Spider's rule {tax['spider_would_pass']}.</p>"
         )
+    sections.append(_gold_findings(items))
     verdicts = sorted({str(r.get("verdict")) for r in items if r.get("verdict")})
     roles = sorted({str(r.get("role")) for r in items if r.get("role")})
     tags = sorted({str(t) for r in items for t in r.get("tags") or []})

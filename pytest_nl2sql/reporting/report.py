@@ -135,6 +135,13 @@ def test_suite_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "failed_on_a_neighbour": sorted(r["nodeid"] for r in caught),
             "not_checked": len(marked) - len(checked),
             "not_checked_why": sorted({r["test_suite"].get("why", "") for r in marked if not r["test_suite"].get("checked")}),
+            # the gold is fragile on a neighbour: passes, listed for the gold's owner to read
+            "gold_findings": [
+                {"nodeid": r["nodeid"], "case_id": r.get("case_id"), "suite": r.get("suite"),
+                 "neighbour": r["test_suite"]["gold_finding"].get("neighbour", 0) + 1,
+                 "why": r["test_suite"]["gold_finding"].get("gold_finding")}
+                for r in sorted(checked, key=lambda r: str(r["nodeid"])) if r["test_suite"].get("gold_finding")
+            ],
         }
     }
 
@@ -324,6 +331,12 @@ class RunReport:
             out.append(line)
             if ts["not_checked"]:
                 out.append(f"  {'':<28} {ts['not_checked']} items scored on the real database only: {'; '.join(ts['not_checked_why'])}")
+            found = ts.get("gold_findings") or []
+            if found:
+                out.append(f"  {'gold findings':<28} {len(found)} passes where the gold is fragile on a neighbour (read the gold):")
+                out += [f"  {'':<28} {g['nodeid']}: neighbour {g['neighbour']}: {g['why']}" for g in found[:10]]
+                if len(found) > 10:
+                    out.append(f"  {'':<28} and {len(found) - 10} more (the JSON report's summary.test_suite.gold_findings)")
         if s["retrieval_recall_mean"] is not None:
             out.append(f"  {'mean retrieval recall':<28} {s['retrieval_recall_mean']:.3f}")
         checks = s.get("checked") or []
