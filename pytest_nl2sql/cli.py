@@ -223,7 +223,7 @@ def _audit(args: argparse.Namespace) -> int:
 
     return run_audit(
         args.paths, _project(args.config, args.paths[0]), fail_on_warnings=args.warnings,
-        mutants=getattr(args, "mutants", False),
+        mutants=getattr(args, "mutants", False), report=getattr(args, "report", None),
     )
 
 
@@ -498,6 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--mutants", action="store_true",
         help="also run mutants of each gold sql on the database and neighbour databases (weak-gold)",
+    )
+    audit.add_argument(
+        "--report", metavar="REPORT.json",
+        help="also list the gold findings of a --nl2sql-test-suite run's JSON report (gold-fragile)",
     )
     audit.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     audit.set_defaults(func=_audit)

@@ -20,6 +20,9 @@ code                      severity  finding
 ``weak-gold``             warning   (``--mutants`` only) fewer than half of the gold SQL's
                                     mutants give other rows on the database, so a slightly
                                     wrong query passes; the surviving mutants are listed
+``gold-fragile``          warning   (``--report`` only) in that run's JSON report, the gold was
+                                    the weak side on a neighbour database (a gold finding of
+                                    ``--nl2sql-test-suite``): its reason and counterexample
 ========================  ========  ==========================================================
 
 **Mutants** (``pytest-nl2sql eval audit --mutants``): each gold ``sql`` is mutated
@@ -458,15 +461,22 @@ def run_audit(
     fail_on_warnings: bool = False,
     echo: Callable[[str], None] = print,
     mutants: bool = False,
+    report: str | os.PathLike[str] | None = None,
 ) -> int:
     """The ``--nl2sql-audit`` / ``pytest-nl2sql eval audit`` entry point: audit each suite with the
     project's datasources, print the findings, return the exit status (``audit_status``).
     A suite that does not load is printed with its problems and counts as an error.
-    ``mutants`` (``--mutants``): also each case's mutant kill rates, a line per case."""
+    ``mutants`` (``--mutants``): also each case's mutant kill rates, a line per case.
+    ``report`` (``--report``): a run's JSON report, whose gold findings become ``gold-fragile``."""
     findings: list[Finding] = []
     broken = 0
     audited = 0
     mutation = None
+    run = None
+    if report is not None:
+        from pytest_nl2sql.reporting.compare import load_report
+
+        run = load_report(report)  # a CompareError (an Nl2sqlError) names the file and the fix
     if mutants:
         from pytest_nl2sql.scoring.neighbours import from_project
 
@@ -483,6 +493,8 @@ def run_audit(
                     broken += 1
                     continue
                 findings.extend(_audit_cases(str(path), suite, registry, mutation))
+                if run is not None:
+                    findings.extend(gold_findings(run, str(path), suite))
                 audited += len(_audited(suite))
             except SuiteError as exc:
                 echo(str(exc))
@@ -497,6 +509,30 @@ def run_audit(
                 echo(line)
         echo(format_findings(findings))
     return 1 if broken else audit_status(findings, fail_on_warnings)
+
+
+def gold_findings(report: Any, path: str, suite: Any) -> list[Finding]:
+    """``gold-fragile``: the gold findings a run's JSON report holds for the cases of ``suite``
+    (the file at ``path``), one per case: why, and the counterexample's rows and results."""
+    cases = {c.id: c for c in _audited(suite)}
+    name = os.path.basename(path)
+    out: dict[str, Finding] = {}
+    for rec in report.get("items") or []:
+        found = (rec.get("test_suite") or {}).get("gold_finding") if isinstance(rec, dict) else None
+        case = cases.get(rec.get("case_id")) if isinstance(found, dict) else None
+        if case is None or case.id in out or os.path.basename(str(rec.get("suite") or name)) != name:
+            continue
+        cx = found.get("counterexample") or {}
+        shown = ""
+        if isinstance(cx, dict) and cx.get("gold_rows") is not None:
+            shown = (f"; on {cx.get('row_count')} of the neighbour's rows (seed {found.get('seed')}) the gold gives "
+                     f"{[tuple(r) for r in cx.get('gold_rows') or []][:5]!r}, the answer "
+                     f"{[tuple(r) for r in cx.get('answer_rows') or []][:5]!r}")
+        message = (f"gold is fragile on neighbour {int(found.get('neighbour') or 0) + 1}: read it ({found.get('gold_finding')}){shown}; "
+                   f"the answer that showed it: {rec.get('sql')}")
+        out[case.id] = Finding(path, case.location.line if case.location else 0, case.id, "warning", "gold-fragile",
+                               line_safe(message))
+    return list(out.values())
 
 
 def mutant_lines(reports: Iterable[tuple[str, str, KillReport]]) -> list[str]:
