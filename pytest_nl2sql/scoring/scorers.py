@@ -149,6 +149,11 @@ def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Sco
         return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": why}})
     from pytest_nl2sql.scoring.neighbours import NeighboursUnavailable, disagreement
 
+    seen = reviewed_equivalent(case, a.sql)
+    if seen is not None:  # a person judged this answer right: its flag does not come back
+        return Score("result_match", True, 1.0, data={"test_suite": {"checked": False, "why": "reviewed: equivalent",
+                                                                      "reviewed": {"sql": seen.sql, "note": seen.note}}})
+
     try:
         paths = hood.of(datasource)
         if not paths:
@@ -175,6 +180,24 @@ def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Sco
     )
     data = {"test_suite": {"checked": True, "neighbours": len(paths), "disagreed": found}}
     return Score("result_match", False, 0.0, detail, data=data)
+
+
+def _same_sql(sql: str) -> str:
+    import sqlglot
+
+    try:
+        return sqlglot.parse_one(sql.strip().rstrip(";"), read="sqlite").sql(dialect="sqlite", normalize=True)
+    except Exception:  # noqa: BLE001 -- not parsed: compared as text, spaces collapsed
+        return " ".join(sql.split()).rstrip(";").casefold()
+
+
+def reviewed_equivalent(case: Any, sql: str) -> Any:
+    """The case's ``reviewed`` entry that judged ``sql`` (the same query, up to layout and
+    case) equivalent to the gold, or None."""
+    if not getattr(case, "reviewed", ()):
+        return None
+    key = _same_sql(sql)
+    return next((r for r in case.reviewed if r.verdict == "equivalent" and _same_sql(r.sql) == key), None)
 
 
 def shown_counterexample(found: dict) -> str:

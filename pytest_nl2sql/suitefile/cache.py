@@ -37,7 +37,7 @@ from pytest_nl2sql.suitefile.model import (
 
 __all__ = ["cache_dir", "decode_suite", "encode_suite", "get", "key", "put"]
 
-_FORMAT = 2
+_FORMAT = 3
 _SUFFIX = ".json"
 #: An entry larger than this is not read (a suite is at most 32 MiB of YAML).
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
@@ -45,7 +45,7 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 _FIELDS = (
     "id", "question", "datasources", "outcome", "status", "kind", "origin", "difficulty", "tags",
     "paraphrase_group", "tables", "columns", "order_matters", "sql", "rows", "alt_sql", "alt_rows",
-    "plan", "match", "location",
+    "plan", "match", "reviewed", "location",
 )  # fmt: skip
 
 
@@ -95,7 +95,7 @@ def encode_suite(suite: EvalSuite) -> str | None:
                 c.id, c.question, c.datasources, {r: o.value for r, o in c.outcome.items()}, c.status.value,
                 c.kind.value, c.origin.value, c.difficulty.value if c.difficulty is not None else None, c.tags,
                 c.paraphrase_group, c.tables, c.columns, c.order_matters, c.sql, c.rows, c.alt_sql, c.alt_rows,
-                c.plan, c.match,
+                c.plan, c.match, [[r.sql, r.verdict, r.note] for r in c.reviewed],
                 None if loc is None else [loc.line, loc.column] if loc.path == suite.path else [loc.line, loc.column, loc.path],
             ]  # fmt: skip
         )
@@ -132,7 +132,7 @@ def decode_suite(text: str, path: str | None = None) -> EvalSuite:
         if type(raw) is not list or len(raw) != len(_FIELDS):
             raise ValueError("not a case")
         (cid, question, datasources, outcome, status, kind, origin, difficulty, tags, group, tables, columns,
-         order_matters, sql, rows, alt_sql, alt_rows, plan, match, loc) = raw  # fmt: skip
+         order_matters, sql, rows, alt_sql, alt_rows, plan, match, reviewed, loc) = raw  # fmt: skip
         if type(outcome) is not dict:
             raise ValueError("outcome")
         cases.append(
@@ -143,6 +143,7 @@ def decode_suite(text: str, path: str | None = None) -> EvalSuite:
                 difficulty=None if difficulty is None else _DIFFICULTY[difficulty],
                 tags=tags, paraphrase_group=group, tables=tables, columns=columns, order_matters=order_matters,
                 sql=sql, rows=rows, alt_sql=alt_sql, alt_rows=alt_rows, plan=plan, match=match,
+                reviewed=tuple(tuple(r) for r in reviewed),
                 location=None if loc is None else Location(loc[2] if len(loc) > 2 else path, loc[0], loc[1]),
             )  # fmt: skip
         )

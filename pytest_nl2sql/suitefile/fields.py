@@ -42,6 +42,9 @@ __all__ = [
 ]
 
 REQUIRED = ("id", "question", "datasources", "status", "outcome")
+#: The keys of one ``reviewed:`` entry, and the verdicts it may give.
+REVIEWED_KEYS = ("sql", "verdict", "note")
+REVIEWED_VERDICTS = ("equivalent",)
 
 #: ``match:`` settings (suite default or per case) and the values each accepts.
 MATCH_OPTIONS: dict[str, tuple[str, ...] | type] = {
@@ -323,6 +326,40 @@ class FieldReader:
             if value is not None:
                 out[role] = value
         return out
+
+    def reviewed(self, node: Any) -> tuple | None:
+        """``reviewed: [{sql: ..., verdict: equivalent, note: ...}]``: answers a person judged."""
+        example = "reviewed: [{sql: 'SELECT ...', verdict: equivalent, note: 'why'}]"
+        if type(node) is not SequenceNode:
+            self.err(node, f"reviewed must be a list of reviewed answers, e.g. {example}")
+            return None
+        out = []
+        for item in node.value:
+            if type(item) is not MappingNode:
+                self.err(item, f"each reviewed answer is a map with sql, verdict and note, e.g. {example}")
+                continue
+            fields: dict[str, Any] = {}
+            for k, v in item.value:
+                key = k.value if type(k) is ScalarNode else None
+                if key not in REVIEWED_KEYS:
+                    self.err(k, f"unknown key {key!r} in a reviewed answer: {nearest(str(key), REVIEWED_KEYS)}")
+                elif key in fields:
+                    self.err(k, f"duplicate key {key!r}")
+                else:
+                    fields[key] = v
+            sql = self.text(fields["sql"], "reviewed sql") if "sql" in fields else None
+            if "sql" not in fields:
+                self.err(item, f"a reviewed answer needs its sql, e.g. {example}")
+            verdict = self.text(fields["verdict"], "reviewed verdict") if "verdict" in fields else None
+            if "verdict" not in fields:
+                self.err(item, f"a reviewed answer needs its verdict (equivalent), e.g. {example}")
+            elif verdict is not None and verdict not in REVIEWED_VERDICTS:
+                self.err(fields["verdict"], f"reviewed verdict must be one of {', '.join(REVIEWED_VERDICTS)}, got {verdict!r}")
+                verdict = None
+            note = self.text(fields["note"], "reviewed note", allow_null=True) if "note" in fields else None
+            if sql is not None and verdict is not None:
+                out.append((sql, verdict, note))
+        return tuple(out)
 
     def alt_rows(self, node: Any) -> tuple | None:
         if type(node) is not SequenceNode:

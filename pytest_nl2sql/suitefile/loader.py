@@ -83,6 +83,7 @@ CASE_KEYS = (
     "alt_sql",
     "alt_rows",
     "plan",
+    "reviewed",
 )
 TOP_KEYS = ("version", "cases", "match")
 
@@ -277,6 +278,8 @@ class _Parser(FieldReader):
             value = self.alt_rows(v)
         elif key == "plan":
             value = self.free_map(v, key)
+        elif key == "reviewed":
+            value = self.reviewed(v)
         else:  # match
             value = None if is_null(v) else self.match(v)
         if len(self.problems) > before:

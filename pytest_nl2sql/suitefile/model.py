@@ -20,6 +20,7 @@ __all__ = [
     "Location",
     "Origin",
     "Outcome",
+    "Reviewed",
     "Status",
     "Row",
 ]
@@ -90,6 +91,20 @@ def _alt_rows(value: Any) -> tuple[tuple[Row, ...], ...]:
     return tuple(tuple(dict(r) for r in rows) for rows in value or ())
 
 
+@attrs.frozen
+class Reviewed:
+    """A person's verdict on an answer SQL a test-suite neighbour flagged (``reviewed:``):
+    ``equivalent`` -- the answer is right, the flag does not come back."""
+
+    sql: str
+    verdict: str = "equivalent"
+    note: str | None = None
+
+
+def _reviewed(value: Any) -> tuple[Reviewed, ...]:
+    return tuple(r if isinstance(r, Reviewed) else Reviewed(*r) for r in value or ())
+
+
 @attrs.frozen(kw_only=True)
 class EvalCase:
     """One reviewed question and what each role should get for it."""
@@ -113,6 +128,7 @@ class EvalCase:
     alt_rows: tuple[tuple[Row, ...], ...] = attrs.field(default=(), converter=_alt_rows)
     plan: Mapping[str, Any] | None = None
     match: Mapping[str, Any] | None = None
+    reviewed: tuple[Reviewed, ...] = attrs.field(default=(), converter=_reviewed)
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
     @property

@@ -32,7 +32,7 @@ from pytest_nl2sql.suitefile.textedit import (
     newline,
 )
 from pytest_nl2sql.suitefile.values import normalize_value
-from pytest_nl2sql.suitefile.yamltext import alt_block, data_block, format_row, rows_block
+from pytest_nl2sql.suitefile.yamltext import alt_block, data_block, format_row, format_text, rows_block
 
 __all__ = [
     "RowsUpdate",
@@ -328,3 +328,48 @@ def update_plans(
             return False, dropped
         write_atomic(path, ("\ufeff" if _has_bom(path) else "") + new)
     return True, dropped
+
+
+def _reviewed_item(entry: Mapping[str, Any], pad: str, nl: str) -> str:
+    """One ``reviewed`` list item as block YAML lines at ``pad`` (always block: a note is text)."""
+    lines = [f"{pad}  {format_text(k)}: {format_text(str(v))}" for k, v in entry.items() if v is not None]
+    return nl.join([f"{pad}- {lines[0].lstrip()}", *lines[1:]])
+
+
+def apply_reviewed(text: str, case_id: str, entry: Mapping[str, Any], path: str = "<suite>") -> str:
+    """``text`` with ``entry`` (``sql``, ``verdict``, ``note``) added to the case's ``reviewed``
+    list: appended after the entries it has (their comments kept), or a new ``reviewed:`` key
+    after the case's last field; every other byte stays as it was."""
+    spans: dict[str, CaseSpans] = {}
+    parse_suite(text, path, strict=False, spans=spans)
+    span = spans.get(case_id)
+    if span is None:
+        raise SuiteError([Problem(path, 0, 0, f"no case {case_id!r} in this suite", case_id)])
+    if span.flow:
+        raise SuiteError([Problem(path, 0, 0, "a case written as a flow map {...} cannot get a block list; write it as a block", case_id)])
+    nl = newline(text)
+    edits = Edits()
+    pad = " " * span.indent
+    if "reviewed" in span.nodes:
+        key, value = span.nodes["reviewed"]
+        if type(value).__name__ == "SequenceNode" and not value.flow_style and value.value:
+            at = line_end(text, content_end(value, text))
+            item_pad = " " * column(text, value.value[0].start_mark.index - 2)
+            edits.add(at, at, nl + _reviewed_item(entry, item_pad, nl))
+            return edits.apply(text)
+        raise SuiteError([Problem(path, key.start_mark.line + 1, key.start_mark.column + 1,
+                                  "reviewed is not a block list here; write it as one ('- sql: ...' lines) to add to it", case_id)])
+    last = max(content_end(v, text) for _, v in span.nodes.values())
+    at = line_end(text, last)  # after a trailing comment on the last line
+    edits.add(at, at, nl + f"{pad}reviewed:" + nl + _reviewed_item(entry, pad + "  ", nl))
+    return edits.apply(text)
+
+
+def add_reviewed(path: str | os.PathLike[str], case_id: str, entry: Mapping[str, Any]) -> None:
+    """Add a reviewed answer to a case of the suite at ``path``, under the file's lock; the
+    result is parsed before it replaces the file (never half-written)."""
+    with lock_for(path):
+        text, _ = load_text(path)
+        new = apply_reviewed(text, case_id, entry, str(path))
+        parse_suite(new, str(path), strict=False)  # the edit must read back: raises SuiteError if not
+        write_atomic(path, ("\ufeff" if _has_bom(path) else "") + new)
