@@ -224,6 +224,7 @@ def _audit(args: argparse.Namespace) -> int:
     return run_audit(
         args.paths, _project(args.config, args.paths[0]), fail_on_warnings=args.warnings,
         mutants=getattr(args, "mutants", False), report=getattr(args, "report", None),
+        mark=getattr(args, "mark_reviewed", None), note=getattr(args, "note", None),
     )
 
 
@@ -503,6 +504,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--report", metavar="REPORT.json",
         help="also list the gold findings of a --nl2sql-test-suite run's JSON report (gold-fragile)",
     )
+    audit.add_argument(
+        "--mark-reviewed", metavar="CASE",
+        help="record the answer the --report flagged for CASE on a neighbour as reviewed: equivalent (it is not failed again)",
+    )
+    audit.add_argument("--note", help="with --mark-reviewed: why the flagged answer is right")
     audit.add_argument("--config", metavar="nl2sql.yaml", help=_CONFIG_HELP)
     audit.set_defaults(func=_audit)
     regen = ev_sub.add_parser("regenerate", help="rewrite rows/alt_rows from the database")

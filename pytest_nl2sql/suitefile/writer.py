@@ -32,7 +32,13 @@ from pytest_nl2sql.suitefile.textedit import (
     newline,
 )
 from pytest_nl2sql.suitefile.values import normalize_value
-from pytest_nl2sql.suitefile.yamltext import alt_block, data_block, format_row, format_text, rows_block
+from pytest_nl2sql.suitefile.yamltext import (
+    alt_block,
+    data_block,
+    format_row,
+    format_text,
+    rows_block,
+)
 
 __all__ = [
     "RowsUpdate",

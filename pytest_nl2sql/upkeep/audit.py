@@ -462,12 +462,16 @@ def run_audit(
     echo: Callable[[str], None] = print,
     mutants: bool = False,
     report: str | os.PathLike[str] | None = None,
+    mark: str | None = None,
+    note: str | None = None,
 ) -> int:
     """The ``--nl2sql-audit`` / ``pytest-nl2sql eval audit`` entry point: audit each suite with the
     project's datasources, print the findings, return the exit status (``audit_status``).
     A suite that does not load is printed with its problems and counts as an error.
     ``mutants`` (``--mutants``): also each case's mutant kill rates, a line per case.
-    ``report`` (``--report``): a run's JSON report, whose gold findings become ``gold-fragile``."""
+    ``report`` (``--report``): a run's JSON report, whose gold findings become ``gold-fragile``.
+    ``mark`` (``--mark-reviewed CASE``, with ``note``): instead of auditing, record the answer
+    that report flagged for CASE as reviewed equivalent (``mark_reviewed``)."""
     findings: list[Finding] = []
     broken = 0
     audited = 0
@@ -477,6 +481,11 @@ def run_audit(
         from pytest_nl2sql.reporting.compare import load_report
 
         run = load_report(report)  # a CompareError (an Nl2sqlError) names the file and the fix
+    if mark is not None:
+        if run is None:
+            echo("audit --mark-reviewed CASE needs the run's report that flagged it: add --report REPORT.json")
+            return 2
+        return max(mark_reviewed(path, run, mark, note, echo) for path in paths)
     if mutants:
         from pytest_nl2sql.scoring.neighbours import from_project
 
@@ -533,6 +542,38 @@ def gold_findings(report: Any, path: str, suite: Any) -> list[Finding]:
         out[case.id] = Finding(path, case.location.line if case.location else 0, case.id, "warning", "gold-fragile",
                                line_safe(message))
     return list(out.values())
+
+
+def mark_reviewed(path: str | os.PathLike[str], report: Any, case_id: str, note: str | None,
+                  echo: Callable[[str], None] = print) -> int:
+    """``--mark-reviewed CASE``: write the answer SQL that ``report`` (a run's JSON report)
+    flagged for ``case_id`` on a neighbour into the case's ``reviewed`` list as ``equivalent``
+    (with ``note``), so the test-suite check does not fail it again. 0, or 1 with why not."""
+    from pytest_nl2sql.suitefile.writer import add_reviewed
+
+    name = os.path.basename(str(path))
+    flagged = [r for r in report.get("items") or [] if isinstance(r, dict) and r.get("case_id") == case_id
+               and os.path.basename(str(r.get("suite") or name)) == name and (r.get("test_suite") or {}).get("disagreed")]
+    sqls = list(dict.fromkeys(str(r.get("sql")) for r in flagged if r.get("sql")))
+    if not sqls:
+        echo(f"{path}: case '{case_id}': the report has no answer the test-suite check flagged for it "
+             "(mark only an answer that failed on a neighbour database: run with --nl2sql-test-suite K)")
+        return 1
+    suite = load_suite(path, strict=False, use_cache=False)
+    case = next((c for c in suite.cases if c.id == case_id), None)
+    if case is None:
+        echo(f"{path}: no case {case_id!r}")
+        return 1
+    from pytest_nl2sql.scoring.scorers import reviewed_equivalent
+
+    line = case.location.line if case.location else 0
+    for sql in sqls:
+        if reviewed_equivalent(case, sql) is not None:
+            echo(f"{path}:{line}: case '{case_id}': already reviewed equivalent: {line_safe(sql)}")
+            continue
+        add_reviewed(path, case_id, {"sql": sql, "verdict": "equivalent", "note": note})
+        echo(f"{path}:{line}: case '{case_id}': reviewed: equivalent: {line_safe(sql)}")
+    return 0
 
 
 def mutant_lines(reports: Iterable[tuple[str, str, KillReport]]) -> list[str]:

@@ -12,7 +12,7 @@ did-you-mean:
   nl2sql-engine's ``PlanModel`` shape, which it also reads) reading only tables and columns the
   schema has; nl2sql-engine's own ``PlanModel`` when ``engine`` is nl2sql-engine; for another
   engine, what its ``validate_plan(plan)`` says (docs/engine.md), or any mapping when it has none.
-* its ``sql`` and every ``alt_sql`` compile against that schema: parsed and every table and
+* its ``sql``, every ``alt_sql`` and every ``reviewed`` answer's sql compile against that schema: parsed and every table and
   column resolved (sqlglot, through the validator; nothing runs), a misspelt name pointed at
   where it is written (``path:line:col``);
 * a case some role is allowed to answer has ``rows`` (else it is a suite error: pytest reports
@@ -168,7 +168,8 @@ class _Checker:
                              f"unknown column {real}.{column} in {name} ({_hint(column, schema[real])})")
         if case.plan:
             self.plan(case, spans, name, schema)
-        for field, sql in [("sql", case.sql), *(("alt_sql", alt) for alt in case.alt_sql)]:
+        reviewed = [("reviewed", r.sql) for r in getattr(case, "reviewed", ())]
+        for field, sql in [("sql", case.sql), *(("alt_sql", alt) for alt in case.alt_sql), *reviewed]:
             if sql:
                 self.sql(case, spans, field, sql, name, schema)
 

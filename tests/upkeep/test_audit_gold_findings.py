@@ -73,3 +73,49 @@ def test_audit_lists_the_gold_findings_of_a_report(tmp_path: Path) -> None:
     (root / "bad.json").write_text("{")
     bad = _run(root, *cli, "audit", "evals/pets.yaml", "--config", "nl2sql.yaml", "--report", "bad.json")
     assert bad.returncode != 0 and "bad.json: not a JSON report" in bad.stderr
+
+
+FLAGGED = "SELECT p.name, COUNT(*) AS n FROM person AS p JOIN pet AS t ON t.owner_id = p.id WHERE p.id < 100 GROUP BY p.name"
+
+
+def test_a_reviewed_flag_does_not_come_back(tmp_path: Path) -> None:
+    root = _project(tmp_path / "proj")
+    (root / "p.jsonl").write_text(json.dumps({"id": "pets_per_owner", "sql": FLAGGED}) + "\n")
+    cli = ["-m", "pytest_nl2sql.cli", "eval"]
+    assert _run(root, *cli, "regenerate", "evals/pets.yaml", "--config", "nl2sql.yaml").returncode == 0
+    suite = root / "evals" / "pets.yaml"
+    suite.write_text(suite.read_text().replace("    status: approved\n", "    status: approved   # by hand\n"))
+    pytest_args = ["-m", "pytest", "--nl2sql-suite", "evals/pets.yaml", "--nl2sql-config", "nl2sql.yaml", "--nl2sql-predictions",
+                   "p.jsonl", "--nl2sql-test-suite", "5", "-p", "no:randomly"]
+    flagged = _run(root, *pytest_args, "--nl2sql-out", "r.json")
+    assert flagged.returncode == 1 and "but not on neighbour database" in flagged.stdout
+    before = suite.read_text()
+
+    mark = _run(root, *cli, "audit", "evals/pets.yaml", "--config", "nl2sql.yaml", "--report", "r.json",
+                "--mark-reviewed", "pets_per_owner", "--note", "ids stop at 4: the filter always holds")
+    assert mark.returncode == 0, mark.stdout + mark.stderr
+    assert "evals/pets.yaml:3: case 'pets_per_owner': reviewed: equivalent: " + FLAGGED in mark.stdout
+    after = suite.read_text()
+    assert after.startswith(before) and "# by hand" in after  # appended; every byte before kept
+    assert after[len(before):] == (
+        "    reviewed:\n"
+        f'      - sql: "{FLAGGED}"\n'
+        "        verdict: equivalent\n"
+        '        note: "ids stop at 4: the filter always holds"\n'
+    )
+    again = _run(root, *pytest_args, "--nl2sql-out", "r2.json")
+    assert again.returncode == 0, again.stdout
+    record = json.loads((root / "r2.json").read_text())["items"][0]
+    assert record["test_suite"]["reviewed"]["note"] == "ids stop at 4: the filter always holds"
+    assert _run(root, "-m", "pytest_nl2sql.cli", "suite", "check", "evals/pets.yaml", "--config", "nl2sql.yaml").returncode == 0
+    # marking again changes nothing; a case the report did not flag is refused, saying why
+    assert "already reviewed equivalent" in _run(root, *cli, "audit", "evals/pets.yaml", "--config", "nl2sql.yaml", "--report",
+                                                  "r.json", "--mark-reviewed", "pets_per_owner").stdout
+    assert suite.read_text() == after
+    other = _run(root, *cli, "audit", "evals/pets.yaml", "--config", "nl2sql.yaml", "--report", "r2.json", "--mark-reviewed", "pets_per_owner")
+    assert other.returncode == 1 and "the report has no answer the test-suite check flagged" in other.stdout
+    # a malformed entry: one line at path:line:col naming the fix
+    suite.write_text(after.replace("verdict: equivalent", "verdict: fine"))
+    bad = _run(root, "-m", "pytest_nl2sql.cli", "suite", "check", "evals/pets.yaml", "--config", "nl2sql.yaml")
+    line = after.splitlines().index("        verdict: equivalent") + 1
+    assert bad.returncode != 0 and f"evals/pets.yaml:{line}:18: case 'pets_per_owner': reviewed verdict must be one of equivalent, got 'fine'" in bad.stdout + bad.stderr
