@@ -96,3 +96,15 @@ def test_a_gold_leaving_out_a_value_the_question_names_is_a_gold_finding(tmp_pat
     # a value the question does not name: a flag
     found = disagreement(hood, "d", gold, right, MatchRule(), question="How much does the youngest pet weigh?")
     assert found is not None and "gold_finding" not in found
+
+
+def test_a_column_unique_in_the_real_data_that_repeats_does_not_judge_a_pick_by_subquery(tmp_path: Path) -> None:
+    real = _db(tmp_path / "real.sqlite", REAL)
+    # two people named Bo: "the weight of the kind of the heaviest" has no single kind there
+    repeated = _db(tmp_path / "repeated.sqlite", [*REAL, (4, "Bo", "dog", 2, 30.0)])
+    gold = "SELECT MAX(weight) FROM person"
+    answer = "SELECT weight FROM person WHERE name = (SELECT name FROM person ORDER BY weight DESC LIMIT 1)"
+    assert disagreement(_hood(tmp_path, real, repeated), "d", gold, answer, MatchRule()) is None
+    # a column that repeats in the real data too (kind) still judges
+    by_kind = "SELECT weight FROM person WHERE kind = (SELECT kind FROM person ORDER BY weight DESC LIMIT 1)"
+    assert disagreement(_hood(tmp_path, real, repeated), "d", gold, by_kind, MatchRule()) is not None
