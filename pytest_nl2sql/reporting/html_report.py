@@ -194,8 +194,18 @@ def _detail(rec: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
+def _neighbour(found: Mapping[str, Any]) -> str:
+    n = found.get("neighbour")
+    return str(n + 1) if isinstance(n, int) and not isinstance(n, bool) else "?"
+
+
 def _cells(rows: Any) -> str:
-    return "".join("<tr>" + "".join(f"<td>{_e(shown(v))}</td>" for v in r) + "</tr>" for r in rows or [] if isinstance(r, list))
+    return "".join("<tr>" + "".join(f"<td>{_e(shown(v))}</td>" for v in r) + "</tr>" for r in _list(rows) if isinstance(r, list))
+
+
+def _list(value: Any) -> list:
+    """A report's list field, or nothing (a hand-edited or hostile report may hold anything)."""
+    return value if isinstance(value, list) else []
 
 
 def _result(label: str, cls: str, rows: Any) -> str:
@@ -208,13 +218,13 @@ def _counterexample(found: Mapping[str, Any]) -> str:
     cx = found.get("counterexample")
     if not isinstance(cx, Mapping):
         return ""
-    head = (f"<p><b>counterexample</b>: neighbour {_e(int(found.get('neighbour') or 0) + 1)} (seed {_e(found.get('seed'))}), "
+    head = (f"<p><b>counterexample</b>: neighbour {_e(_neighbour(found))} (seed {_e(found.get('seed'))}), "
             f"{_e(cx.get('row_count'))} of its {_e(cx.get('shrunk_from'))} rows"
             + ("" if cx.get("complete", True) else " (shrinking stopped at its time bound)") + "</p>")
     tables = "".join(
-        f'<p>{_e(t.get("table"))}</p><div class="scroll"><table class="cx-rows"><tr>{"".join(f"<th>{_e(c)}</th>" for c in t.get("columns") or [])}</tr>'
+        f'<p>{_e(t.get("table"))}</p><div class="scroll"><table class="cx-rows"><tr>{"".join(f"<th>{_e(c)}</th>" for c in _list(t.get("columns")))}</tr>'
         f"{_cells(t.get('rows'))}</table></div>"
-        for t in cx.get("rows") or [] if isinstance(t, Mapping)
+        for t in _list(cx.get("rows")) if isinstance(t, Mapping)
     )
     answer = (f'<p>the answer fails: {_e(cx["answer_error"])}</p>' if cx.get("answer_error") else
               _result("answer gives", "cx-answer", cx.get("answer_rows")))
@@ -228,7 +238,7 @@ def _gold_findings(items: Sequence[Mapping[str, Any]]) -> str:
     if not found:
         return ""
     body = "".join(
-        f'<li><a href="#item-{i}">{_e(r.get("nodeid"))}</a>: gold is fragile on neighbour {_e(int(g.get("neighbour") or 0) + 1)}: '
+        f'<li><a href="#item-{i}">{_e(r.get("nodeid"))}</a>: gold is fragile on neighbour {_e(_neighbour(g))}: '
         f"read it ({_e(g.get('gold_finding'))})<details><summary>counterexample</summary>{_counterexample(g)}</details></li>"
         for i, r, g in found
     )

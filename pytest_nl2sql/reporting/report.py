@@ -121,6 +121,11 @@ def _test_suite_record(scores: Sequence[Score]) -> dict[str, Any]:
     return {}
 
 
+def _neighbour_no(found: dict) -> int | None:
+    n = found.get("neighbour")
+    return n + 1 if isinstance(n, int) and not isinstance(n, bool) else None
+
+
 def test_suite_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The summary figures of --nl2sql-test-suite (none when it was off)."""
     marked = [r for r in records if r.get("test_suite")]
@@ -138,9 +143,8 @@ def test_suite_summary(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
             # the gold is fragile on a neighbour: passes, listed for the gold's owner to read
             "gold_findings": [
                 {"nodeid": r["nodeid"], "case_id": r.get("case_id"), "suite": r.get("suite"),
-                 "neighbour": r["test_suite"]["gold_finding"].get("neighbour", 0) + 1,
-                 "why": r["test_suite"]["gold_finding"].get("gold_finding")}
-                for r in sorted(checked, key=lambda r: str(r["nodeid"])) if r["test_suite"].get("gold_finding")
+                 "neighbour": _neighbour_no(r["test_suite"]["gold_finding"]), "why": r["test_suite"]["gold_finding"].get("gold_finding")}
+                for r in sorted(checked, key=lambda r: str(r["nodeid"])) if isinstance(r["test_suite"].get("gold_finding"), dict)
             ],
         }
     }

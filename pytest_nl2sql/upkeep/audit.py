@@ -520,6 +520,10 @@ def run_audit(
     return 1 if broken else audit_status(findings, fail_on_warnings)
 
 
+def _tuples(rows: Any) -> list:
+    return [tuple(r) if isinstance(r, list) else r for r in rows[:5]] if isinstance(rows, list) else []
+
+
 def gold_findings(report: Any, path: str, suite: Any) -> list[Finding]:
     """``gold-fragile``: the gold findings a run's JSON report holds for the cases of ``suite``
     (the file at ``path``), one per case: why, and the counterexample's rows and results."""
@@ -533,11 +537,12 @@ def gold_findings(report: Any, path: str, suite: Any) -> list[Finding]:
             continue
         cx = found.get("counterexample") or {}
         shown = ""
-        if isinstance(cx, dict) and cx.get("gold_rows") is not None:
+        if isinstance(cx, dict) and isinstance(cx.get("gold_rows"), list):
             shown = (f"; on {cx.get('row_count')} of the neighbour's rows (seed {found.get('seed')}) the gold gives "
-                     f"{[tuple(r) for r in cx.get('gold_rows') or []][:5]!r}, the answer "
-                     f"{[tuple(r) for r in cx.get('answer_rows') or []][:5]!r}")
-        message = (f"gold is fragile on neighbour {int(found.get('neighbour') or 0) + 1}: read it ({found.get('gold_finding')}){shown}; "
+                     f"{_tuples(cx.get('gold_rows'))!r}, the answer {_tuples(cx.get('answer_rows'))!r}")
+        n = found.get("neighbour")
+        at = n + 1 if isinstance(n, int) and not isinstance(n, bool) else "?"
+        message = (f"gold is fragile on neighbour {at}: read it ({found.get('gold_finding')}){shown}; "
                    f"the answer that showed it: {rec.get('sql')}")
         out[case.id] = Finding(path, case.location.line if case.location else 0, case.id, "warning", "gold-fragile",
                                line_safe(message))

@@ -94,3 +94,18 @@ def test_the_counterexample_in_headless_chromium(pytester: pytest.Pytester, proj
         driver.save_screenshot(str(ARTIFACTS / "html_counterexample.png"))
     finally:
         driver.quit()
+
+
+def test_a_hostile_counterexample_is_shown_escaped_never_a_crash() -> None:
+    from pytest_nl2sql.reporting.report import test_suite_summary
+
+    items = [
+        {"nodeid": "a", "verdict": "failed", "failed_scores": ["x"], "test_suite": {"checked": True, "disagreed": {
+            "neighbour": "zz", "counterexample": {"rows": [{"table": 1, "columns": 5, "rows": 7}], "gold_rows": 5, "answer_rows": [1, ["<i>"]]}}}},
+        {"nodeid": "b", "verdict": "passed", "test_suite": {"checked": True, "gold_finding": {
+            "neighbour": True, "gold_finding": "<script>x</script>", "counterexample": []}}},
+        {"nodeid": "c", "verdict": "passed", "test_suite": {"checked": True, "gold_finding": "text"}},
+    ]
+    page = render_html({"run": {}, "summary": {}, "items": items})
+    assert "<script>x</script>" not in page and "&lt;script&gt;" in page and "<i>" not in page
+    assert [g["nodeid"] for g in test_suite_summary(items)["test_suite"]["gold_findings"]] == ["b"]
