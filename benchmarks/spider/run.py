@@ -1,6 +1,6 @@
 """Spider dev: our verdicts on C3SQL's predictions against the official execution-match metric.
 
-    python benchmarks/spider/run.py [--out DIR] [--workers N] [--test-suite K]
+    python benchmarks/spider/run.py [--out DIR] [--workers N] [--test-suite K] [--seed S]
 
 Converts the shared Spider data (convert.py), writes C3SQL's predictions as a predictions
 file, runs them through the plugin (the replay engine, ``-n 2``), computes the official
@@ -15,6 +15,8 @@ verdict on the real database, and a section follows: ``test-suite accuracy``, ``
 positives`` (items that pass on the real database and fail on a neighbour, each listed, and
 written with both results to ``OUT/false_positives.jsonl``) and ``mutants killed`` -- the share
 of the gold queries' mutants (mutation.py) told apart with the neighbours, and without them.
+``--seed S`` draws the plugin's neighbours with another seed (``PYTEST_NL2SQL_NEIGHBOUR_SEED``),
+to read flags beyond seed 0's; the kill rates stay at seed 0.
 """
 
 from __future__ import annotations
