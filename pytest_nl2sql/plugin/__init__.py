@@ -18,21 +18,30 @@ May import every other stage (``suitefile``, ``config``, ``datasources``, ``llm`
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+# Only what registering the plugin needs: pytest imports this module in every run where the
+# package is installed. The rest (session, engine, sqlglot, SQLAlchemy, drivers) is imported in
+# pytest_configure, and only when the run uses the plugin (options.in_use).
 from pytest_nl2sql.plugin import hookspecs
-from pytest_nl2sql.plugin.collect import RUN_KEY
-from pytest_nl2sql.plugin.engine_factory import DefaultEngineFactory
-from pytest_nl2sql.plugin.options import add_options, read_settings
-from pytest_nl2sql.plugin.run import Nl2sqlRun
-from pytest_nl2sql.plugin.session import Nl2sqlSession
-from pytest_nl2sql.scoring.scorers import BuiltinScorers
+from pytest_nl2sql.plugin.options import add_options, in_use
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
+    _no_rewrite(pluginmanager)
+
+
+def _no_rewrite(pluginmanager: pytest.PytestPluginManager) -> None:
+    """pytest marks every module of a plugin's distribution for assertion rewriting: each of
+    the package's modules would then be parsed and compiled by pytest's import hook (and, where
+    site-packages is read-only, on every run). The package's own ``assert`` statements are
+    internal invariants whose message nobody reads, so the marks are taken back here, before any
+    module past this one is imported. Tests and conftests are rewritten as ever. (pytest has no
+    public call for this; without the attribute nothing changes.)"""
+    marked = getattr(getattr(pluginmanager, "rewrite_hook", None), "_must_rewrite", None)
+    if isinstance(marked, set):
+        marked.difference_update({m for m in marked if m == "pytest_nl2sql" or m.startswith("pytest_nl2sql.")})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,13 +49,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    run = Nl2sqlRun(config, read_settings(config))
-    config.stash[RUN_KEY] = run
-    config.pluginmanager.register(BuiltinScorers(), "nl2sql_scorers")
-    config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
-    session = Nl2sqlSession(config, run)
-    config.pluginmanager.register(session, "nl2sql_session")
-    if config.pluginmanager.hasplugin("xdist"):
-        from pytest_nl2sql.plugin.xdist_scope import XdistScope
+    if not in_use(config):
+        return  # dormant: a project that does not use the plugin pays nothing for it
+    from pytest_nl2sql.plugin.session import start  # the whole pipeline, loaded on use
 
-        config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")
+    start(config)

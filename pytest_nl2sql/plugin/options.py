@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
-__all__ = ["MODES", "Settings", "add_options", "read_settings"]
+# imported when the plugin registers, in every pytest run where the package is installed: only
+# the standard library and pytest here (a dataclass, not attrs), so a project that never uses
+# the plugin pays nothing for it (in_use, docs/plugin.md#cost-when-unused)
+__all__ = ["MODES", "Settings", "add_options", "in_use", "read_settings"]
 
 MODES = ("retrieval", "plans", "full")
 #: Engine calls in flight per process in mode full unless --nl2sql-concurrency says otherwise.
@@ -62,7 +65,7 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(dest, help=help_text, type=ini_type, default=None)
 
 
-@attrs.frozen
+@dataclass(frozen=True)
 class Settings:
     suites: tuple[Path, ...]
     config: Path | None
@@ -100,17 +103,41 @@ class Settings:
     engine: str | None = None  # --nl2sql-engine: reference, nl2sql-engine or module:factory
 
 
+def in_use(config: pytest.Config) -> bool:
+    """Whether this run uses the plugin at all: an nl2sql option or ini key is set, a ``.yaml``
+    file is named on the command line, or an ``nl2sql.yaml`` is in the rootdir, the current
+    folder or one above it. Otherwise the plugin stays dormant: nothing past this module is
+    imported and no hook of its runs."""
+    for name, _kwargs, ini_type, _help in _OPTIONS:
+        dest = "nl2sql_" + name.replace("-", "_")
+        if config.getoption(dest) not in (None, False, []):
+            return True
+        if ini_type is not None and _ini(config, dest) not in (None, "", []):
+            return True
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        for arg in config.args:
+            path = Path(arg.split("::")[0])
+            if path.suffix in (".yaml", ".yml") and path.is_file():
+                return True
+    here = Path.cwd()
+    return any((folder / "nl2sql.yaml").is_file() for folder in (Path(str(config.rootpath)), here, *here.parents))
+
+
 def _get(config: pytest.Config, name: str) -> Any:
     dest = "nl2sql_" + name.replace("-", "_")
     value = config.getoption(dest)
     if value is None:
-        try:
-            value = config.getini(dest)
-        except ValueError:
-            value = None
+        value = _ini(config, dest)
         if value in ("", [], None):
             value = None
     return value
+
+
+def _ini(config: pytest.Config, dest: str) -> Any:
+    try:
+        return config.getini(dest)
+    except ValueError:
+        return None
 
 
 def _csv(value: Any) -> frozenset[str] | None:

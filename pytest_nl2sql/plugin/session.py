@@ -17,7 +17,9 @@ import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import register_full_run
+from pytest_nl2sql.plugin.engine_factory import DefaultEngineFactory
 from pytest_nl2sql.plugin.collect import (
+    RUN_KEY,
     CaseFailure,
     CaseItem,
     CaseSuiteError,
@@ -37,6 +39,7 @@ from pytest_nl2sql.plugin.endings import (
     rest_why,
 )
 from pytest_nl2sql.plugin.ledger import CostLedger
+from pytest_nl2sql.plugin.options import read_settings
 from pytest_nl2sql.plugin.run import Nl2sqlRun
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.finish import finish_run
@@ -55,10 +58,25 @@ from pytest_nl2sql.reporting.report import (
     run_meta,
     short_repr,
 )
+from pytest_nl2sql.scoring.scorers import BuiltinScorers
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
-__all__ = ["Nl2sqlSession"]
+__all__ = ["Nl2sqlSession", "start"]
+
+
+def start(config: pytest.Config) -> None:
+    """Register the plugin objects of a run that uses the plugin (from ``pytest_configure``)."""
+    run = Nl2sqlRun(config, read_settings(config))
+    config.stash[RUN_KEY] = run
+    config.pluginmanager.register(BuiltinScorers(), "nl2sql_scorers")
+    config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
+    session = Nl2sqlSession(config, run)
+    config.pluginmanager.register(session, "nl2sql_session")
+    if config.pluginmanager.hasplugin("xdist"):
+        from pytest_nl2sql.plugin.xdist_scope import XdistScope
+
+        config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")
 
 
 def _is_worker(config: pytest.Config) -> bool:
