@@ -29,9 +29,10 @@ import re
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
+from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from pytest_nl2sql.datasources.functions import allowed_functions, table_functions
+from pytest_nl2sql.datasources.memo import Memo, text_key
 from pytest_nl2sql.datasources.syntax import (
     cast_type_refusal,
     column_refusal,
@@ -48,6 +49,7 @@ __all__ = [
     "check_size",
     "check_statement",
     "parse_bounded",
+    "parse_shared",
     "resolve_function",
     "sqlglot_dialect",
 ]
@@ -130,13 +132,36 @@ def sqlglot_dialect(dialect: str) -> str | None:
     return None
 
 
+#: One parse per (sqlglot dialect, SQL text), shared by the guard, the validator and the adapter:
+#: the trees of the few SQL texts in flight (an item's, its roles', its neighbours').
+PARSES: Memo[list[exp.Expression]] = Memo(32, remember=(StatementRefused, SqlglotError))
+#: SQL longer than this is parsed afresh each time (a memo of huge trees would hold memory).
+SHARED_PARSE_CHARS = 20_000
+#: The guard's verdict per (dialect, SQL text): it depends on nothing else.
+VERDICTS: Memo[None] = Memo(8192, remember=(StatementRefused,))
+
+
+def parse_shared(sql: str, read: str | None) -> list[exp.Expression]:
+    """:func:`parse_bounded`, once per (``read``, ``sql``): the trees are shared by every caller,
+    so a caller that changes a tree changes a ``copy()`` of it (datasources.memo)."""
+    if len(sql) > SHARED_PARSE_CHARS:
+        return parse_bounded(sql, read)
+    return PARSES.get((read, text_key(sql)), lambda: parse_bounded(sql, read))
+
+
 def check_statement(sql: str, dialect: str) -> None:
     """Return when ``sql`` is exactly one read-only query; raise ``StatementRefused`` otherwise.
 
     ``dialect`` is the adapter's dialect name ('sqlite', 'postgresql', 'duckdb', or another
     SQLAlchemy dialect name, parsed as generic SQL). Unparseable SQL raises
-    ``StatementUnparseable`` (a ``StatementRefused``) with the parser's message.
+    ``StatementUnparseable`` (a ``StatementRefused``) with the parser's message. The verdict
+    is computed once per (dialect, SQL text) and remembered (datasources.memo).
     """
+    check_size(sql)  # before the memo: no key is ever a text over the limit
+    VERDICTS.get((dialect.lower(), text_key(sql)), lambda: _check_statement(sql, dialect))
+
+
+def _check_statement(sql: str, dialect: str) -> None:
     read = sqlglot_dialect(dialect)
     statements = _parse(sql, read)
     if not statements:
@@ -206,7 +231,7 @@ def _parse(sql: str, read: str | None) -> list[exp.Expression]:
     previous = sqlglot_logger.level
     sqlglot_logger.setLevel(logging.ERROR)  # "falling back to Command" is reported by us
     try:
-        return parse_bounded(sql, read)
+        return parse_shared(sql, read)
     except (ParseError, TokenError) as error:
         keyword = _first_keyword(sql)
         if keyword in _STATEMENT_KEYWORDS:

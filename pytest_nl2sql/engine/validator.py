@@ -46,7 +46,9 @@ from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, parse_bounded
+from pytest_nl2sql.config.policy import RolePolicy
+from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, parse_shared
+from pytest_nl2sql.datasources.memo import Memo, text_key
 from pytest_nl2sql.datasources.syntax import unwrap_paren
 from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
 
@@ -224,7 +226,7 @@ def _lowercase_identifiers(tree: exp.Expression) -> dict[str, str]:
 
 def _parse(sql: str, dialect: str) -> exp.Expression | Validation:
     try:
-        statements = parse_bounded(sql, dialect)
+        statements = parse_shared(sql, dialect)
     except StatementRefused as refusal:  # too long, too big, nested too deeply
         return _invalid(refusal.reason)
     except SqlglotError as err:
@@ -239,7 +241,7 @@ def _parse(sql: str, dialect: str) -> exp.Expression | Validation:
     for node in tree.walk():
         if isinstance(node, exp.DML | exp.DDL) and node is not tree:
             return _invalid("Only a read-only query (SELECT) may run")
-    return tree
+    return tree.copy()  # the parse is shared (datasources.memo); the validator edits its tree
 
 
 def _scopes(tree: exp.Expression) -> list[Scope] | Validation:
@@ -490,6 +492,32 @@ def validate_sql(
         return _invalid(str(err))
     if not policy.allows_datasource(datasource):
         return _refused()
+    key = _verdict_key(sql, d, datasource, schema, policy)
+    if key is None:
+        return _validate_sql(sql, d, dialect, datasource, schema, policy)
+    return VERDICTS.get(key, lambda: _validate_sql(sql, d, dialect, datasource, schema, policy))
+
+
+#: The validator's verdict per (dialect, SQL text, datasource, schema, role policy): the same
+#: SQL is validated for every role and on every neighbour database (datasources.memo).
+VERDICTS: Memo[Validation] = Memo(8192)
+
+
+def _verdict_key(sql: str, d: str | None, datasource: str, schema: Mapping[str, Sequence[str]], policy: Any) -> Any:
+    """The memo key of a verdict, or None (not remembered) for a policy that is not a frozen
+    :class:`RolePolicy` value: what another object answers may change between calls."""
+    if type(policy) is not RolePolicy:
+        return None
+    try:
+        hash(policy)
+    except TypeError:
+        return None
+    return (d, text_key(sql), datasource, tuple((t, tuple(cols)) for t, cols in schema.items()), policy)
+
+
+def _validate_sql(
+    sql: str, d: str | None, dialect: str, datasource: str, schema: Mapping[str, Sequence[str]], policy: AccessPolicy
+) -> Validation:
     restricted = policy_restricts(policy, datasource)
     try:
         verdict = _validate(sql, d, datasource, schema, policy, restricted)
