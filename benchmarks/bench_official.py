@@ -1,0 +1,157 @@
+"""The plugin against the official Spider evaluator and against pytest's own floor, in one go.
+
+    python benchmarks/bench_official.py [--out DIR] [--repeat 3]
+
+On Spider dev (the 972 questions whose database is in ../shared/data/spider) with C3SQL's
+predictions, each measured as a fresh subprocess on this machine, interleaved ``--repeat``
+times (the median is kept):
+
+* ``official``: test-suite-sql-eval's ``eval_exec_match`` (vendored, benchmarks/spider/
+  test_suite_sql_eval) on every (prediction, gold) pair, one pass, as its evaluation.py calls it
+  (``plug_value`` off, ``keep_distinct`` off);
+* ``sqlite3``: each prediction and gold executed once with ``sqlite3``, nothing compared (the
+  physical floor);
+* ``pytest floor``: pytest with 972 trivial parametrized tests, ``-p no:nl2sql``, serial and
+  ``-n 2``;
+* ``plugin``: ``pytest --nl2sql-suite spider_dev.yaml --nl2sql-predictions c3sql.jsonl``, serial
+  and ``-n 2`` (the suite cache warmed by a first run).
+
+Prints each time (wall and CPU: user + system of the process and its children, which other
+processes on a loaded machine disturb far less) and the line
+``plugin/official serial X.XXx; plugin/pytest-floor serial X.XXx, -n 2 X.XXx`` (wall), then the
+same ratios on CPU time. Goals: serial <= 1.0x official, ``-n 2`` <= 1.2x the xdist floor.
+Python may write bytecode in these runs (``PYTHONDONTWRITEBYTECODE`` is dropped), as on a
+developer's machine. Exits 0 with a message when the shared data or sqlparse is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+TRIVIAL = """
+import pytest
+
+@pytest.mark.parametrize("i", range({n}))
+def test_item(i):
+    assert i >= 0
+"""
+
+OFFICIAL = """
+import json, sys
+sys.path.insert(0, {root!r})
+from benchmarks.spider.test_suite_sql_eval.exec_eval import eval_exec_match
+pairs = json.load(open({pairs!r}))
+right = sum(eval_exec_match(db, pred, gold, False, False, False) for db, gold, pred in pairs)
+print(right, len(pairs))
+"""
+
+RAW = """
+import json, sqlite3
+pairs = json.load(open({pairs!r}))
+for db, gold, pred in pairs:
+    con = sqlite3.connect(db)
+    for sql in (gold, pred):
+        try:
+            con.execute(sql).fetchall()
+        except Exception:
+            pass
+    con.close()
+"""
+
+
+def measure(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
+    """(wall s, CPU s, stdout) of one subprocess and everything it waited for."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["NL2SQL_CACHE_DIR"] = str(cwd / ".nl2sql-cache")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=None, help="where the converted suite goes (default: a temporary folder)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    try:
+        import sqlparse  # noqa: F401  (the official code's parse.py needs it)
+    except ImportError:
+        print("skipped: the official evaluator needs sqlparse: pip install -e '.[bench]'")
+        return 0
+    from benchmarks.spider.convert import convert, db_path, default_spider_dir, write_predictions
+
+    spider = default_spider_dir()
+    if not (spider / "dev.json").is_file():
+        print(f"skipped: the Spider data is not at {spider} (set NL2SQL_SPIDER_DIR)")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        out = (args.out or Path(tmp) / "spider").resolve()
+        out.mkdir(parents=True, exist_ok=True)
+        conv = convert(spider, out)
+        predicted = (spider / "predictions" / "C3SQL" / "predicted_sql.txt").read_text(encoding="utf-8").splitlines()
+        write_predictions(conv.items, predicted, out / "c3sql.jsonl")
+        pairs = [(str(db_path(spider, it.db_id)), it.gold, predicted[it.index].strip()) for it in conv.items]
+        (out / "pairs.json").write_text(json.dumps(pairs))
+        n = len(pairs)
+        (out / "test_trivial.py").write_text(TRIVIAL.format(n=n))
+        (out / "pytest.ini").write_text("[pytest]\n")
+        py = [sys.executable]
+        pytest_cmd = [*py, "-m", "pytest", "-q", "--no-header", "-rN", "-p", "no:cacheprovider"]
+        plugin = [*pytest_cmd, "--nl2sql-suite", "spider_dev.yaml", "--nl2sql-config", "nl2sql.yaml",
+                  "--nl2sql-predictions", "c3sql.jsonl"]
+        runs = {
+            "official eval_exec_match": [*py, "-c", OFFICIAL.format(root=str(ROOT), pairs=str(out / "pairs.json"))],
+            "sqlite3, each query once": [*py, "-c", RAW.format(pairs=str(out / "pairs.json"))],
+            "pytest floor, serial": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "0"],
+            "pytest floor, -n 2": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "2"],
+            "plugin, serial": [*plugin, "-n", "0"],
+            "plugin, -n 2": [*plugin, "-n", "2"],
+        }
+        for cmd in runs.values():  # warm: bytecode, the suite cache, the disk cache
+            measure(cmd, out)
+        walls: dict[str, list[float]] = {k: [] for k in runs}
+        cpus: dict[str, list[float]] = {k: [] for k in runs}
+        official_right = ""
+        for _ in range(args.repeat):
+            for name, cmd in runs.items():
+                wall, cpu, stdout = measure(cmd, out)
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                if name.startswith("official"):
+                    official_right = stdout.strip()
+        load = os.getloadavg()
+        wall = {k: statistics.median(v) for k, v in walls.items()}
+        cpu = {k: statistics.median(v) for k, v in cpus.items()}
+        print(f"{n} Spider dev pairs (C3SQL); median of {args.repeat} interleaved runs; "
+              f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
+        print(f"  official: {official_right.split()[0] if official_right else '?'} of {n} pairs match")
+        for name in runs:
+            print(f"  {name:<28} wall {wall[name]:6.2f}s   CPU {cpu[name]:6.2f}s")
+        for label, t in (("wall", wall), ("CPU", cpu)):
+            print(f"{label}: plugin/official serial {t['plugin, serial'] / t['official eval_exec_match']:.2f}x; "
+                  f"plugin/pytest-floor serial {t['plugin, serial'] / t['pytest floor, serial']:.2f}x, "
+                  f"-n 2 {t['plugin, -n 2'] / t['pytest floor, -n 2']:.2f}x  (goals: <= 1.00x official; -n 2 <= 1.20x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
