@@ -17,7 +17,6 @@ import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import register_full_run
-from pytest_nl2sql.plugin.engine_factory import DefaultEngineFactory
 from pytest_nl2sql.plugin.collect import (
     RUN_KEY,
     CaseFailure,
@@ -38,6 +37,7 @@ from pytest_nl2sql.plugin.endings import (
     report_never_scheduled,
     rest_why,
 )
+from pytest_nl2sql.plugin.engine_factory import DefaultEngineFactory
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import read_settings
 from pytest_nl2sql.plugin.run import Nl2sqlRun
