@@ -15,7 +15,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
-__all__ = ["ANSWER_STATUSES", "Answer", "Engine", "RouteResult", "import_object"]
+from pytest_nl2sql.errors import Nl2sqlError
+
+__all__ = ["ANSWER_STATUSES", "Answer", "Engine", "RouteResult", "SetupError", "import_object"]
 
 Status = Literal["ok", "refused", "not_answerable", "needs_clarification", "error"]
 ANSWER_STATUSES = ("ok", "refused", "not_answerable", "needs_clarification", "error")
@@ -92,3 +94,8 @@ def import_object(dotted: str) -> Any:
     except (ImportError, AttributeError) as exc:
         raise LookupError(f"cannot import {dotted!r}: {exc}") from None
     return obj
+
+
+class SetupError(Nl2sqlError):
+    """The project's datasources or role policies cannot work as configured (an engine's
+    ``check_setup`` raises it before a run)."""

@@ -14,7 +14,7 @@ from pytest_nl2sql.config import Config
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
 from pytest_nl2sql.engine.compiler import CompileError, compile_plan
 from pytest_nl2sql.engine.plan import PlanError, PlanModel, plan_json_schema
-from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.engine.protocol import Answer, RouteResult, SetupError
 from pytest_nl2sql.engine.resolver import QUESTION_NOT_ANSWERABLE, resolve
 from pytest_nl2sql.engine.router import DatasourceDoc, Router, doc_from_schema
 from pytest_nl2sql.engine.validator import (
@@ -24,14 +24,9 @@ from pytest_nl2sql.engine.validator import (
     validate_sql,
     without_suggestions,
 )
-from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.llm import PlanRequest
 
 __all__ = ["ReferenceEngine", "SetupError", "make_engine"]
-
-
-class SetupError(Nl2sqlError):
-    """The project's datasources or role policies cannot work as configured."""
 
 
 def make_engine(config: Config) -> ReferenceEngine:

@@ -49,7 +49,7 @@ from pytest_nl2sql.datasources import (
     introspect,
 )
 from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS
-from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.engine.protocol import Answer, RouteResult, SetupError
 from pytest_nl2sql.engine.validator import (
     REFUSAL_MESSAGE,
     ROWID_NAMES,
@@ -300,7 +300,6 @@ class ReplayEngine:
 
     def check_setup(self) -> None:
         """Before a run: a PostgreSQL login that could write stops it (docs/security.md)."""
-        from pytest_nl2sql.engine.reference import SetupError
 
         for name in self.registry.names():
             try:
