@@ -1,5 +1,6 @@
 """The pytest plugin. This module is the entry point (``pytest11: nl2sql``): it registers the
-hooks, the options and the plugin objects, and holds no logic.
+hook specifications and the options, and -- only in a run that uses the plugin
+(``options.in_use``) -- the plugin objects (``session.start``); it holds no logic.
 
 The package is the pytest wiring of a run: ``options`` (command line and ini), ``hookspecs``
 (the public hooks), ``session`` (collection, upkeep before the run, the controller's report),
