@@ -493,7 +493,7 @@ def validate_sql(
         return _invalid(str(err))
     if not policy.allows_datasource(datasource):
         return _refused()
-    key = _verdict_key(sql, d, datasource, schema, policy)
+    key = _verdict_key(sql, dialect.lower(), datasource, schema, policy)
     if key is None:
         return _validate_sql(sql, d, dialect, datasource, schema, policy)
     return VERDICTS.get(key, lambda: _validate_sql(sql, d, dialect, datasource, schema, policy))
@@ -504,7 +504,7 @@ def validate_sql(
 VERDICTS: Memo[Validation] = Memo(8192)
 
 
-def _verdict_key(sql: str, d: str | None, datasource: str, schema: Mapping[str, Sequence[str]], policy: Any) -> Any:
+def _verdict_key(sql: str, dialect: str, datasource: str, schema: Mapping[str, Sequence[str]], policy: Any) -> Any:
     """The memo key of a verdict, or None (not remembered) for a policy that is not a frozen
     :class:`RolePolicy` value: what another object answers may change between calls."""
     if type(policy) is not RolePolicy:
@@ -513,7 +513,7 @@ def _verdict_key(sql: str, d: str | None, datasource: str, schema: Mapping[str, 
         hash(policy)
     except TypeError:
         return None
-    return (d, text_key(sql), datasource, _schema_key(schema), policy)
+    return (dialect, text_key(sql), datasource, _schema_key(schema), policy)
 
 
 def _schema_key(schema: Mapping[str, Sequence[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
