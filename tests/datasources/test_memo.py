@@ -1,0 +1,44 @@
+"""The memos behind parse-once (datasources/memo.py): a remembered refusal is raised afresh
+each time, the same for every caller; what is no verdict is never remembered."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_nl2sql.datasources.guard import StatementRefused, check_statement
+from pytest_nl2sql.datasources.memo import Memo
+
+
+def test_a_remembered_refusal_is_raised_afresh_with_its_reason() -> None:
+    sql = "DELETE FROM t WHERE memo_test = 1"
+    seen = []
+    for _ in range(3):
+        with pytest.raises(StatementRefused) as info:
+            check_statement(sql, "sqlite")
+        seen.append(info.value)
+    assert len({id(e) for e in seen}) == 3  # no traceback grows on one shared exception
+    assert {e.reason for e in seen} == {seen[0].reason} and "DELETE" in seen[0].reason
+
+
+def test_what_is_no_verdict_is_computed_again() -> None:
+    memo: Memo[int] = Memo(4, remember=(ValueError,))
+    calls = []
+
+    def deep() -> int:
+        calls.append(1)
+        raise RecursionError("deep")
+
+    for _ in range(2):
+        with pytest.raises(RecursionError):
+            memo.get("k", deep)
+    assert len(calls) == 2
+
+
+def test_the_least_recently_used_entry_goes_first() -> None:
+    memo: Memo[str] = Memo(2)
+    memo.get("a", lambda: "A")
+    memo.get("b", lambda: "B")
+    memo.get("a", lambda: "never")  # a is fresh again
+    memo.get("c", lambda: "C")  # b goes
+    assert memo.get("a", lambda: "again") == "A"
+    assert memo.get("b", lambda: "B2") == "B2"
