@@ -5,7 +5,7 @@ collects the same files. A suite whose bytes did not change is read back from it
 instead. Entries are written to a temporary file and moved into place (``os.replace``), so a
 concurrent reader sees a whole entry or none; a broken entry is ignored and rewritten.
 
-The format is JSON of the suite's plain data (``_FORMAT`` 2): a cache folder is a folder of the
+The format is JSON of the suite's plain data (``_FORMAT`` 4): a cache folder is a folder of the
 user's, so an entry must never be able to run code when read (a pickle can). Reading one is
 ``json.loads`` plus building the cases, and anything unexpected in it is only a miss. Each case
 is one JSON list in the order of ``_FIELDS``; enums are their values; a suite whose ``plan``
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_nl2sql import __version__
+from pytest_nl2sql.suitefile import clarifications as clar
 from pytest_nl2sql.suitefile.model import (
     Difficulty,
     EvalCase,
@@ -37,7 +38,7 @@ from pytest_nl2sql.suitefile.model import (
 
 __all__ = ["cache_dir", "decode_suite", "encode_suite", "get", "key", "put"]
 
-_FORMAT = 3
+_FORMAT = 4
 _SUFFIX = ".json"
 #: An entry larger than this is not read (a suite is at most 32 MiB of YAML).
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
@@ -45,7 +46,7 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 _FIELDS = (
     "id", "question", "datasources", "outcome", "status", "kind", "origin", "difficulty", "tags",
     "paraphrase_group", "tables", "columns", "order_matters", "sql", "rows", "alt_sql", "alt_rows",
-    "plan", "match", "reviewed", "location",
+    "plan", "match", "reviewed", "location", "clarify",
 )  # fmt: skip
 
 
@@ -89,6 +90,9 @@ def encode_suite(suite: EvalSuite) -> str | None:
     for c in suite.cases:
         if c.plan is not None and not _text_keys(c.plan):
             return None
+        readings = [{**clar.to_plain(r), "line": r.line} for r in c.clarifications]
+        if not _text_keys(readings):
+            return None
         loc = c.location
         cases.append(
             [
@@ -97,6 +101,7 @@ def encode_suite(suite: EvalSuite) -> str | None:
                 c.paraphrase_group, c.tables, c.columns, c.order_matters, c.sql, c.rows, c.alt_sql, c.alt_rows,
                 c.plan, c.match, [[r.sql, r.verdict, r.note] for r in c.reviewed],
                 None if loc is None else [loc.line, loc.column] if loc.path == suite.path else [loc.line, loc.column, loc.path],
+                [readings, c.default, c.turns] if readings or c.default is not None or c.turns != 1 else None,
             ]  # fmt: skip
         )
     data = {
@@ -132,7 +137,7 @@ def decode_suite(text: str, path: str | None = None) -> EvalSuite:
         if type(raw) is not list or len(raw) != len(_FIELDS):
             raise ValueError("not a case")
         (cid, question, datasources, outcome, status, kind, origin, difficulty, tags, group, tables, columns,
-         order_matters, sql, rows, alt_sql, alt_rows, plan, match, reviewed, loc) = raw  # fmt: skip
+         order_matters, sql, rows, alt_sql, alt_rows, plan, match, reviewed, loc, clarify) = raw  # fmt: skip
         if type(outcome) is not dict:
             raise ValueError("outcome")
         cases.append(
@@ -145,6 +150,9 @@ def decode_suite(text: str, path: str | None = None) -> EvalSuite:
                 sql=sql, rows=rows, alt_sql=alt_sql, alt_rows=alt_rows, plan=plan, match=match,
                 reviewed=tuple(tuple(r) for r in reviewed),
                 location=None if loc is None else Location(loc[2] if len(loc) > 2 else path, loc[0], loc[1]),
+                **({} if clarify is None else {
+                    "clarifications": [clar.from_plain(r) for r in clarify[0]], "default": clarify[1], "turns": clarify[2],
+                }),
             )  # fmt: skip
         )
     return EvalSuite(path=path, cases=cases, version=data["version"], match=data["match"], sha256=data["sha256"])

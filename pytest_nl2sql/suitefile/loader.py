@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_nl2sql.errors import Problem, SuiteError
-from pytest_nl2sql.suitefile import cache
+from pytest_nl2sql.suitefile import cache, clarifications
 from pytest_nl2sql.suitefile.fields import (
     BAD,
     MATCH_OPTIONS,
@@ -84,6 +84,7 @@ CASE_KEYS = (
     "alt_rows",
     "plan",
     "reviewed",
+    *clarifications.CASE_KEYS,
 )
 TOP_KEYS = ("version", "cases", "match")
 
@@ -280,6 +281,8 @@ class _Parser(FieldReader):
             value = self.free_map(v, key)
         elif key == "reviewed":
             value = self.reviewed(v)
+        elif key in clarifications.CASE_KEYS:
+            value = clarifications.read_field(self, key, v)
         else:  # match
             value = None if is_null(v) else self.match(v)
         if len(self.problems) > before:
@@ -334,6 +337,7 @@ class _Parser(FieldReader):
                 f"an approved case needs one alt_rows entry per alt_sql ({len(case.alt_sql)} alt_sql, "
                 f"{len(case.alt_rows)} alt_rows): run regenerate",
             )
+        clarifications.rules(self, case, at)
         return len(self.problems) == before
 
     def paraphrases(self, cases: list[EvalCase]) -> None:

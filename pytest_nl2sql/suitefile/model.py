@@ -129,6 +129,11 @@ class EvalCase:
     plan: Mapping[str, Any] | None = None
     match: Mapping[str, Any] | None = None
     reviewed: tuple[Reviewed, ...] = attrs.field(default=(), converter=_reviewed)
+    #: a clarify case's readings (``suitefile.clarifications.Clarification``), its default
+    #: reading's ``about`` and how many questions the engine may ask
+    clarifications: tuple[Any, ...] = attrs.field(default=(), converter=_tuple)
+    default: str | None = None
+    turns: int = 1
     location: Location | None = attrs.field(default=None, eq=False, repr=False)
 
     @property

@@ -56,10 +56,13 @@ Rows = Sequence[Mapping[str, Any]]
 
 @attrs.frozen
 class RowsUpdate:
-    """New expected rows for one case: ``rows`` and one list of rows per ``alt_sql``."""
+    """New expected rows for one case: ``rows`` and one list of rows per ``alt_sql``; for a
+    clarify case, ``clarification_rows``: one list of rows per clarification (None: keep).
+    ``rows`` None keeps the case's rows (a clarify case has no sql of its own)."""
 
-    rows: Rows
+    rows: Rows | None
     alt_rows: Sequence[Rows] | None = None
+    clarification_rows: Sequence[Rows | None] | None = None
 
 
 # -- in-place row updates ----------------------------------------------------------------
@@ -152,8 +155,12 @@ def _apply(text: str, suite: Any, spans: dict[str, CaseSpans], updates: Mapping[
     edits = Edits()
     for cid, update in updates.items():
         nodes = spans[cid].nodes
-        rows = [dict(r) for r in update.rows]
         case = current[cid]
+        if update.clarification_rows is not None:
+            _edit_clarification_rows(edits, text, nodes, case, update.clarification_rows, nl)
+        if update.rows is None:
+            continue
+        rows = [dict(r) for r in update.rows]
         same_rows = case.rows is not None and _same(case.rows, rows)
         same_alts = update.alt_rows is None or (
             len(case.alt_rows) == len(update.alt_rows)
@@ -167,6 +174,47 @@ def _apply(text: str, suite: Any, spans: dict[str, CaseSpans], updates: Mapping[
             alts = [[dict(r) for r in rs] for rs in update.alt_rows]
             _edit_value(edits, text, nodes, spans[cid], "alt_rows", alts, ("alt_sql", "rows", "sql"), nl)
     return edits.apply(text)
+
+
+def _edit_clarification_rows(
+    edits: Edits, text: str, nodes: dict[str, tuple[Any, Any]], case: EvalCase, updates: Sequence[Rows | None], nl: str
+) -> None:
+    """Each clarification's ``rows`` edited in place, as a case's rows are (``_edit_value`` on
+    the clarification's own map: its keys, its indent)."""
+    if "clarifications" not in nodes:
+        return
+    items = nodes["clarifications"][1].value
+    for reading, node, new in zip(case.clarifications, items, updates, strict=False):
+        if new is None or type(node).__name__ != "MappingNode":
+            continue
+        rows = [dict(r) for r in new]
+        if reading.rows is not None and _same(reading.rows, rows):
+            continue
+        sub = _map_spans(node)
+        _edit_value(edits, text, sub.nodes, sub, "rows", rows, ("sql", "reply", "when", "about"), nl)
+
+
+def _map_spans(node: Any) -> CaseSpans:
+    """A clarification's map as the writer edits a case: its keys, its indent."""
+    return CaseSpans(
+        start=node.start_mark.index,
+        end=node.end_mark.index,
+        indent=node.value[0][0].start_mark.column if node.value else 0,
+        flow=bool(node.flow_style),
+        nodes={k.value: (k, v) for k, v in node.value},
+    )
+
+
+def reading_spans(spans: Mapping[str, CaseSpans]) -> dict[str, CaseSpans]:
+    """``"CASE_ID#N"`` (N from 1) -> the spans of that case's N-th clarification."""
+    out: dict[str, CaseSpans] = {}
+    for cid, span in spans.items():
+        if "clarifications" not in span.nodes:
+            continue
+        for n, node in enumerate(span.nodes["clarifications"][1].value, 1):
+            if type(node).__name__ == "MappingNode" and node.value:
+                out[f"{cid}#{n}"] = _map_spans(node)
+    return out
 
 
 def _has_bom(path: str | os.PathLike[str]) -> bool:
@@ -320,6 +368,7 @@ def update_plans(
 ) -> tuple[bool, tuple[str, ...]]:
     """Write ``plans`` into the suite at ``path`` under its lock; ``(changed, dropped)``.
 
+    A key ``CASE_ID#N`` gives the case's N-th clarification its plan.
     ``sql_of`` is each case's SQL as the plans were derived from it: a case whose SQL another
     writer changed meanwhile (or that is gone) is dropped, not given a stale plan."""
     with lock_for(path):
@@ -327,9 +376,11 @@ def update_plans(
         spans: dict[str, CaseSpans] = {}
         suite = parse_suite(text, str(path), strict=False, spans=spans)  # parsed once, under the lock
         now = {c.id: c.sql for c in suite.cases}
+        for c in suite.cases:  # a clarification's plan is keyed "CASE_ID#N" (issue 24)
+            now.update({f"{c.id}#{n}": r.sql for n, r in enumerate(c.clarifications, 1)})
         dropped = tuple(cid for cid in plans if cid not in now or now[cid] != sql_of.get(cid))
         kept = {cid: p for cid, p in plans.items() if cid not in dropped}
-        new = _apply_plans(text, spans, kept, str(path))
+        new = _apply_plans(text, {**spans, **reading_spans(spans)}, kept, str(path))
         if new == text:
             return False, dropped
         write_atomic(path, ("\ufeff" if _has_bom(path) else "") + new)

@@ -243,7 +243,34 @@ def dump_case(case: EvalCase) -> str:
     if case.plan:
         out.append(f"{pad}plan:")
         out.extend(data_block(dict(case.plan), pad + "  "))
+    out.extend(_clarification_lines(case, pad))
     return "\n".join(out) + "\n"
+
+
+def _clarification_lines(case: EvalCase, pad: str) -> list[str]:
+    """A clarify case's ``clarifications``, ``default`` and ``turns`` (issue 24)."""
+    out: list[str] = []
+    if case.clarifications:
+        out.append(f"{pad}clarifications:")
+        inner = pad + "  "
+        for c in case.clarifications:
+            when = c.when[0] if len(c.when) == 1 else list(c.when)
+            lines = [f"{inner}about: {format_text(c.about)}", f"{inner}when: {_inline(when)}", f"{inner}reply: {format_block_text(c.reply)}"]
+            if c.sql is not None:
+                lines.append(_block_text("sql", c.sql, inner))
+            if c.rows is not None:
+                lines.append(f"{inner}rows:" if c.rows else f"{inner}rows: []")
+                lines.extend(rows_block(c.rows, len(inner), "\n") if c.rows else [])
+            if c.plan:
+                lines.append(f"{inner}plan:")
+                lines.extend(data_block(dict(c.plan), inner + "  "))
+            out.append(f"{pad}- " + lines[0][len(inner):])
+            out.extend(lines[1:])
+    if case.default is not None:
+        out.append(f"{pad}default: {format_text(case.default)}")
+    if case.turns != 1:
+        out.append(f"{pad}turns: {case.turns}")
+    return out
 
 
 def dump_suite(cases: Iterable[EvalCase], header: str = "", match: Mapping[str, Any] | None = None) -> str:

@@ -101,6 +101,28 @@ def _plan_case(case: EvalCase, registry: DatasourceRegistry) -> tuple[dict[str, 
     return derived.plan, "", bool(derived.raw)
 
 
+def _plan_readings(
+    case: EvalCase, registry: DatasourceRegistry, force: bool, plans: dict[str, Any], sql_of: dict[str, str | None],
+    kept: list[str], failed: list[tuple[str, str]], raw: list[str],
+) -> None:
+    """A clarify case's readings: each one with sql gets a plan keyed ``CASE_ID#N`` (issue 24)."""
+    for n, reading in enumerate(case.clarifications, 1):
+        key = f"{case.id}#{n}"
+        if reading.sql is None:
+            continue
+        if reading.plan and not force:
+            kept.append(key)
+            continue
+        plan, why, uses_raw = _plan_case(attrs.evolve(case, sql=reading.sql), registry)
+        if plan is None:
+            failed.append((key, f"clarification {reading.about!r}: {why}"))
+            continue
+        plans[key] = plan
+        sql_of[key] = reading.sql
+        if uses_raw:
+            raw.append(key)
+
+
 def plan_suite(
     path: str | os.PathLike[str],
     registry: DatasourceRegistry,
@@ -128,6 +150,8 @@ def plan_suite(
             o is Outcome.CLARIFY for o in case.outcome.values()
         ):
             by_hand.append(case.id)
+        if case.status in statuses and case.clarifications:
+            _plan_readings(case, registry, force, plans, sql_of, kept, failed, raw)
         if case.status not in statuses or case.kind is not Kind.ANSWER or case.sql is None:
             continue
         if case.plan and not force:

@@ -99,7 +99,9 @@ CHANGED_WHILE_RUNNING = "its SQL changed in the file while regenerate ran its qu
 
 
 def _same_sql(old: EvalCase, new: EvalCase) -> bool:
-    return (old.sql, old.alt_sql, old.datasources, old.kind) == (new.sql, new.alt_sql, new.datasources, new.kind)
+    return (old.sql, old.alt_sql, old.datasources, old.kind, [c.sql for c in old.clarifications]) == (
+        new.sql, new.alt_sql, new.datasources, new.kind, [c.sql for c in new.clarifications]
+    )
 
 
 def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: DatasourceRegistry, case_ids: Collection[str] | None) -> RegenerateReport:
@@ -110,7 +112,8 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
     unreachable: dict[str, str] = {}  # datasource -> the case that said it cannot be opened
     written = 0
     for case in suite.cases:
-        if case.status is not Status.APPROVED or case.kind is Kind.ROUTING or case.sql is None:
+        readings = [c for c in case.clarifications if c.sql is not None]
+        if case.status is not Status.APPROVED or case.kind is Kind.ROUTING or (case.sql is None and not readings):
             continue
         if case_ids is not None and case.id not in case_ids:
             continue
@@ -128,7 +131,10 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
             continue
         results = []
         why = None
-        for label, sql in [("sql", case.sql), *((f"alt_sql[{i + 1}]", s) for i, s in enumerate(case.alt_sql))]:
+        queries = [("sql", case.sql)] if case.sql is not None else []
+        queries += [(f"alt_sql[{i + 1}]", s) for i, s in enumerate(case.alt_sql)]
+        queries += [(f"clarification {c.about!r}", c.sql) for c in readings]  # issue 24: each reading's rows
+        for label, sql in queries:
             try:
                 res = adapter.execute(sql)
             except QueryError as exc:
@@ -148,15 +154,25 @@ def _regenerate(edit: SuiteEdit, path: str | os.PathLike[str], registry: Datasou
         if why is not None:
             failed.append((case.id, why))
             continue
-        rows, alts = results[0], results[1:]
-        if tuple(rows) == tuple(case.rows or ()) and case.rows is not None and [tuple(a) for a in alts] == [tuple(a) for a in case.alt_rows]:
+        by_reading = dict(zip((c.about for c in readings), results[len(results) - len(readings):], strict=True))
+        results_case = results[: len(results) - len(readings)]
+        rows, alts = (results_case[0], results_case[1:]) if case.sql is not None else (None, None)
+        clar_rows = [by_reading.get(c.about) for c in case.clarifications] if readings else None
+        same_clar = clar_rows is None or all(
+            new is None or (c.rows is not None and tuple(c.rows) == tuple(new)) for c, new in zip(case.clarifications, clar_rows, strict=True)
+        )
+        same_case = rows is None or (
+            tuple(rows) == tuple(case.rows or ()) and case.rows is not None and [tuple(a) for a in alts] == [tuple(a) for a in case.alt_rows]
+        )
+        if same_case and same_clar:
             unchanged.append(case.id)
             continue
-        updates[case.id] = RowsUpdate(rows, alts)
+        updates[case.id] = RowsUpdate(rows, alts, clar_rows)
         written += len(results)
     changed, dropped = edit.commit(updates, keep=_same_sql) if updates else (False, ())
     for cid in dropped:
-        written -= 1 + len(updates.pop(cid).alt_rows or ())
+        dropped_update = updates.pop(cid)
+        written -= (dropped_update.rows is not None) + len(dropped_update.alt_rows or ()) + sum(r is not None for r in dropped_update.clarification_rows or ())
         failed.append((cid, CHANGED_WHILE_RUNNING))
     return RegenerateReport(
         path=str(path),
