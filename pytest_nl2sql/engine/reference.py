@@ -135,6 +135,17 @@ class ReferenceEngine:
         return "\n".join(lines)
 
     def answer(self, question: str, role: str, llm: Any) -> Answer:
+        return self._answer(question, role, llm, ())
+
+    def follow_up(self, question: str, role: str, llm: Any, history: list[dict[str, Any]]) -> Answer:
+        """Answer ``question`` as the conversation after it narrows it (docs/engine.md,
+        "Conversations"): the LLM sees the question, what was asked and what the user replied."""
+        turns = [(t.get("speaker", "user"), t.get("text") or "") for t in history]
+        if turns and turns[0][0] == "user" and turns[0][1].strip() == question.strip():
+            turns = turns[1:]  # the question itself is in the prompt already
+        return self._answer(question, role, llm, tuple(turns))
+
+    def _answer(self, question: str, role: str, llm: Any, conversation: tuple[tuple[str, str], ...]) -> Answer:
         started = time.perf_counter()
         cost = 0.0
         try:
@@ -165,6 +176,7 @@ class ReferenceEngine:
                     schema_text=self.schema_text(tuple(shortlist), routing, policy),
                     json_schema=self._json_schema,
                     datasources=tuple(shortlist),
+                    conversation=conversation,
                 )
             )
         except Exception as exc:

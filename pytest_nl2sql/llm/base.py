@@ -48,6 +48,10 @@ class PlanRequest:
         converter=_str_tuple,
         validator=attrs.validators.deep_iterable(_str),
     )
+    #: A clarification's conversation after the question, oldest first: ``(speaker, text)``
+    #: pairs, speaker ``"engine"`` (the question it asked) or ``"user"`` (the reply). Empty for
+    #: a first answer. The prompt shows it, so the response cache keys on the whole conversation.
+    conversation: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=lambda v: tuple((str(a), str(b)) for a, b in v))
 
 
 @attrs.frozen

@@ -43,6 +43,10 @@ def build_messages(request: PlanRequest) -> list[dict[str, str]]:
         "",
         f"Question: {request.question.strip()}",
     ]
+    if request.conversation:  # a clarification's second turn: what was asked and replied
+        lines += ["", "Conversation so far:"]
+        lines += [f"{'You asked' if who == 'engine' else 'User replied'}: {text.strip()}" for who, text in request.conversation]
+        lines += ["", "Plan the answer to the question as the user's replies narrow it."]
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": "\n".join(lines)},

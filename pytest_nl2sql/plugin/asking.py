@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 
+from pytest_nl2sql.engine.conversation import converse
 from pytest_nl2sql.engine.protocol import Answer, RouteResult
 from pytest_nl2sql.plugin.accounting import Usage
 
@@ -35,6 +36,7 @@ class Asked:
     skipped: str | None = None
     usage: Usage = attrs.field(factory=Usage)
     attempt: int = 0
+    conversation: Any = None  # --nl2sql-clarify: engine.conversation.Conversation
 
 
 def cost_of(exc: BaseException) -> float:
@@ -58,6 +60,7 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
             return Asked(skipped="cost cap reached", usage=usage, attempt=attempt)
     answer: Answer | None = None
     route: RouteResult | None = None
+    conversation = None
     started = time.perf_counter()
     try:
         engine = run.engine
@@ -71,6 +74,7 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
                 answer = answer_case(case, role, llm)
             else:
                 answer = engine.answer(case.question, role, llm)
+            answer, conversation = converse(run, item, answer, llm)  # the clarification's second turn
     except pytest.UsageError:
         raise
     except Exception as exc:  # one failing case never stops the run
@@ -83,4 +87,6 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
     finally:
         if ledger is not None:
             ledger.settle(reservation, answer.cost_usd if answer is not None else 0.0)
-    return Asked(answer=answer, route=route, latency=time.perf_counter() - started, usage=usage, attempt=attempt)
+    return Asked(
+        answer=answer, route=route, latency=time.perf_counter() - started, usage=usage, attempt=attempt, conversation=conversation
+    )

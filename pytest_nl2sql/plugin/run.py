@@ -28,6 +28,7 @@ from pytest_nl2sql.reporting.baseline import Baseline, BaselineError, baseline_k
 from pytest_nl2sql.reporting.repeats import Judged, combine
 from pytest_nl2sql.reporting.report import failure_text, make_record
 from pytest_nl2sql.reporting.taxonomy import for_item as miss_taxonomy
+from pytest_nl2sql.scoring.clarification import record_fields as clarification_record
 from pytest_nl2sql.scoring.scorers import Score, ScoreContext
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalSuite, Kind, Outcome, Status
@@ -372,6 +373,8 @@ class Nl2sqlRun:
             recall_threshold=self.recall_threshold(),
             refusal_message=refusal,
             test_suite=self.neighbourhood(),
+            clarify=self.settings.clarify,
+            conversation=asked.conversation,
         )
         scores: list[Score] = []
         for result in self.config.hook.pytest_nl2sql_score(context=ctx):
@@ -396,6 +399,7 @@ class Nl2sqlRun:
             record = make_record(item, mode, answer, asked.route, scores, latency=asked.latency)
             record["taxonomy"] = miss_taxonomy(item.case, answer, scores)  # what kind of result_match miss, if one
             record["llm"] = asked.usage.to_dict()
+            record.update(clarification_record(scores, asked.conversation))  # --nl2sql-clarify: flags and turns
             if answer is not None and answer.datasources:
                 record["answer_datasources"] = list(answer.datasources)
             if asked.attempt == 0 and self.config.getini("junit_family") in ("xunit1", "legacy"):

@@ -58,6 +58,7 @@ from pytest_nl2sql.reporting.report import (
     run_meta,
     short_repr,
 )
+from pytest_nl2sql.scoring.clarification import ClarificationScorer
 from pytest_nl2sql.scoring.scorers import BuiltinScorers
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
@@ -70,6 +71,7 @@ def start(config: pytest.Config) -> None:
     run = Nl2sqlRun(config, read_settings(config))
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(BuiltinScorers(), "nl2sql_scorers")
+    config.pluginmanager.register(ClarificationScorer(), "nl2sql_clarification")
     config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
     session = Nl2sqlSession(config, run)
     config.pluginmanager.register(session, "nl2sql_session")

@@ -20,6 +20,7 @@ from pytest_nl2sql.reporting import breakdowns, figures, repeats
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.intervals import wilson
 from pytest_nl2sql.safetext import line_safe, md_cell, one_line, plain, shown
+from pytest_nl2sql.scoring import clarification
 
 if TYPE_CHECKING:
     from pytest_nl2sql.engine.protocol import Answer, RouteResult
@@ -281,6 +282,7 @@ class RunReport:
         out.update(repeats.summary_figures(self.records, int(self.meta.get("repeat") or 1)))  # pass@k, pass^k, flaky
         out.update(figures.not_asked_figures(self.records))  # not_asked
         out.update(test_suite_summary(self.records))  # --nl2sql-test-suite
+        out.update(clarification.summary_figures(self.records))  # --nl2sql-clarify
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -358,6 +360,7 @@ class RunReport:
                 out.append(f" {title} (answer items; checked: {', '.join(checks)}):")
                 out.extend(self._line(k, v) for k, v in s[key].items())
         out.extend(breakdowns.summary_lines(s))
+        out.extend(clarification.summary_lines(s))
         out.extend(figures.usage_lines(s))
         out.extend(repeats.summary_lines(s, self.records))
         out.extend(figures.not_asked_lines(self.records))

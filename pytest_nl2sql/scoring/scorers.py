@@ -32,7 +32,7 @@ from pytest_nl2sql.scoring.matching import (
 from pytest_nl2sql.suitefile.model import EvalCase, Kind, Outcome
 from pytest_nl2sql.suitefile.values import json_value
 
-__all__ = ["BuiltinScorers", "Score", "ScoreContext"]
+__all__ = ["BuiltinScorers", "Score", "ScoreContext", "result_match"]
 
 NOT_ANSWERABLE_CODE = "QUESTION_NOT_ANSWERABLE"
 
@@ -64,6 +64,10 @@ class ScoreContext:
     refusal_message: str | None = None
     #: --nl2sql-test-suite: a ``neighbours.Neighbourhood`` (None: execution on the real database only)
     test_suite: Any = None
+    #: --nl2sql-clarify, and the item's conversation (``engine.conversation.Conversation``) when
+    #: the engine asked and a scripted user replied (scoring/clarification.py)
+    clarify: bool = False
+    conversation: Any = None
 
 
 def _outcome(ctx: ScoreContext) -> Score | None:
@@ -133,6 +137,9 @@ def _result_match(ctx: ScoreContext) -> Score | None:
     if first.note:
         data["note"] = first.note
     return Score("result_match", False, 0.0, first.reason, data=data)
+
+
+result_match = _result_match  # the clarification scorer compares a follow-up answer with it
 
 
 def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Score:
