@@ -16,7 +16,10 @@ documented in docs/predictions.md:
   "datasource": ..., "cost_usd": ..., "latency_s": ...}`` (only ``id`` and ``sql`` required);
   an answer without SQL says what it was instead: ``{"id": ..., "role": ..., "sql": null,
   "status": "not_answerable" | "needs_clarification" | "refused" | "error", "message": ...,
-  "code": ...}``, and is replayed as that answer (nothing runs);
+  "code": ...}``, and is replayed as that answer (nothing runs); a ``needs_clarification``
+  prediction may carry ``follow_up``, the engine's answer after the user's reply (``{"sql":
+  ...}`` or ``{"status": ..., "message": ...}``, itself possibly asking again), served by
+  ``follow_up`` whatever the reply (docs/engine.md, "Conversations");
 * YAML: a list of the same maps, or ``{predictions: [...]}``.
 
 A prediction is found by case id (``answer_case``); the plugin's ``answer(question, role,
@@ -63,7 +66,7 @@ from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compos
 
 __all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
 
-_FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s", "status", "message", "code")
+_FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s", "status", "message", "code", "follow_up")
 #: What a prediction without SQL may say (the engine's answer status, as in ``Answer``).
 _STATUSES_WITHOUT_SQL = ("refused", "not_answerable", "needs_clarification", "error")
 #: The largest predictions file read (a larger one is an error, not a MemoryError).
@@ -94,6 +97,8 @@ class Prediction:
     #: the length of a predicted SQL over the guard's limit (``sql`` then holds its start and
     #: a marker, and the prediction answers with an error; it never runs)
     oversize: int = 0
+    #: ``status: needs_clarification``: the engine's answer after the user's reply (issue 24)
+    follow_up: Prediction | None = None
 
 
 def _number(value: Any, key: str, where: str) -> float:
@@ -132,7 +137,16 @@ def _prediction(item: Any, where: str) -> Prediction:
     oversize = len(sql) if isinstance(sql, str) and len(sql) > MAX_SQL_CHARS else 0
     if oversize:
         sql = sql[:_SHOWN_CHARS] + f" ... [truncated: {oversize:,} characters]"
+    follow_up = None
+    if item.get("follow_up") is not None:
+        if status != "needs_clarification":
+            raise PredictionsError(f"{where}: follow_up belongs to a prediction with status needs_clarification (the answer after the user's reply)")
+        nested = item["follow_up"]
+        if not isinstance(nested, Mapping) or "id" in nested:
+            raise PredictionsError(f'{where}: follow_up is a map like {{"sql": "SELECT ..."}} or {{"status": ..., "message": ...}} (no id)')
+        follow_up = _prediction({**nested, "id": texts["id"]}, f"{where} follow_up")
     return Prediction(
+        follow_up=follow_up,
         id=str(texts["id"]),
         sql=sql,
         oversize=oversize,
@@ -372,6 +386,25 @@ class ReplayEngine:
         """Answer ``case`` (an ``EvalCase``) by id -- what the plugin calls when it can."""
         return self._replay(case.id, role, tuple(case.datasources))
 
+    def follow_up_case(self, case: Any, role: str, llm: Any, history: list[dict[str, Any]]) -> Answer:
+        """The prediction's ``follow_up`` (its n-th, after the n-th reply), whatever the reply said."""
+        return self._follow(case.id, role, tuple(case.datasources), history)
+
+    def follow_up(self, question: str, role: str, llm: Any, history: list[dict[str, Any]]) -> Answer:
+        found = self._case_for(question)
+        if isinstance(found, Answer):
+            return found
+        return self._follow(found, role, (), history)
+
+    def _follow(self, case_id: str, role: str, case_datasources: tuple[str, ...], history: list[dict[str, Any]]) -> Answer:
+        p = self.prediction(case_id, role)
+        for _ in range(max(1, sum(1 for t in history if t.get("speaker") == "user") - 1)):
+            p = p.follow_up if p is not None else None
+        if p is None:
+            said = f"the prediction for case {case_id} has no follow_up (the engine's answer after the user's reply)"
+            return Answer(status="error", error=said, message=said)
+        return self._replay(case_id, role, case_datasources, p)
+
     def _datasource(self, case_id: str, p: Prediction | None, case_datasources: tuple[str, ...]) -> str | None:
         if p is not None and p.datasource:
             return p.datasource
@@ -387,9 +420,9 @@ class ReplayEngine:
             self._schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
         return self._schemas[datasource]
 
-    def _replay(self, case_id: str, role: str, case_datasources: tuple[str, ...]) -> Answer:
+    def _replay(self, case_id: str, role: str, case_datasources: tuple[str, ...], p: Prediction | None = None) -> Answer:
         started = time.perf_counter()
-        p = self.prediction(case_id, role)
+        p = p if p is not None else self.prediction(case_id, role)
         if p is None:
             return Answer(status="error", error=f"no prediction for case {case_id}", message=f"no prediction for case {case_id}")
         cost, latency = p.cost_usd, p.latency_s

@@ -6,7 +6,9 @@ that was asked (``id``, ``role``, ``sql``, ``cost_usd``, ``latency_s``, and ``da
 the answer used another one than the case's first). An answer without SQL -- not answerable,
 clarify, a refusal that names none, an engine error -- is written with ``"sql": null`` and its
 ``status``, ``message`` and ``code``, so replaying the file (``--nl2sql-predictions``) gives
-every item the verdict it had. With ``--nl2sql-repeat``, the first attempt is written.
+every item the verdict it had. A clarification's conversation (``--nl2sql-clarify``) is written
+as the question's prediction with ``follow_up``: the engine's answer after the scripted user's
+reply (nested again if it asked again). With ``--nl2sql-repeat``, the first attempt is written.
 """
 
 from __future__ import annotations
@@ -47,11 +49,32 @@ def prediction_lines(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
             line["message"] = first.get("message") or record.get("message") or (first.get("error") or record.get("error") or "")
             if first.get("code") or record.get("code"):
                 line["code"] = first.get("code") or record.get("code")
+        nested = follow_up_of(first.get("turns") or record.get("turns") or [])
+        if nested is not None and line.get("status") == "needs_clarification":
+            line["follow_up"] = nested
         used, named = record.get("answer_datasources") or [], record.get("datasources") or []
         if used and (not named or used[0] != named[0]):
             line["datasource"] = used[0]
         out.append(line)
     return out, missing
+
+
+def follow_up_of(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """A conversation's engine answers after the first, as nested ``follow_up`` maps."""
+    answers = [t for t in turns if t.get("speaker") == "engine"][1:]
+    out: dict[str, Any] | None = None
+    for turn in reversed(answers):
+        said: dict[str, Any] = {"sql": turn.get("sql") or None}
+        if not said["sql"]:
+            status = turn.get("status")
+            said["status"] = status if status in ("refused", "not_answerable", "needs_clarification") else "error"
+            said["message"] = turn.get("text") or ""
+            if turn.get("code"):
+                said["code"] = turn["code"]
+        if out is not None:
+            said["follow_up"] = out
+        out = said
+    return out
 
 
 class PredictionsOut:

@@ -45,6 +45,7 @@ def _attempt_summary(judged: Judged) -> dict[str, Any]:
         "error": r.get("error"),
         "message": r.get("message"),
         "code": r.get("code"),
+        **({"turns": r["turns"]} if r.get("turns") else {}),
     }
 
 
