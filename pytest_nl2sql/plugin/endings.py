@@ -83,6 +83,18 @@ def junit_says_incomplete(config: pytest.Config, lost: int) -> None:
     xml.add_global_property("nl2sql_missing", str(lost))
 
 
+def junit_clarification(config: pytest.Config, records: Any) -> None:
+    """``--junitxml`` with ``--nl2sql-clarify``: the summary's clarification figures as test
+    suite properties (``nl2sql_clarification_needed`` ... ``_unnecessary``; valid in xunit2)."""
+    xml = _junit(config)
+    if xml is None:
+        return
+    from pytest_nl2sql.scoring.clarification import summary_figures
+
+    for key, value in (summary_figures(list(records)).get("clarification") or {}).items():
+        xml.add_global_property(f"nl2sql_clarification_{key}", str(value))
+
+
 def guard_junit(config: pytest.Config, errors: list[str]) -> None:
     """``--junitxml`` that cannot be written (pytest's own junitxml raises out of
     ``pytest_sessionfinish``, a traceback, and no other output is written after it): one line

@@ -31,6 +31,7 @@ from pytest_nl2sql.plugin.collect import (
 from pytest_nl2sql.plugin.endings import (
     SigtermAsInterrupt,
     guard_junit,
+    junit_clarification,
     junit_says_incomplete,
     missing_items,
     remove_stale,
@@ -201,6 +202,7 @@ class Nl2sqlSession:
             if not _is_worker(self.config) and self.collected:
                 lost = missing_items(self.collected, self.records, self.crashed, "")
                 junit_says_incomplete(self.config, len(lost))
+                junit_clarification(self.config, self.records.values())
         return result
 
     def _upkeep(self) -> None:

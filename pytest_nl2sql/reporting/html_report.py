@@ -103,6 +103,20 @@ def _card(title: str, stat: Mapping[str, Any] | None) -> str:
     )
 
 
+def _clarification_card(c: Any) -> str:
+    """--nl2sql-clarify: how many clarify items the engine resolved after the scripted reply."""
+    if not isinstance(c, Mapping):
+        return ""
+    n = lambda k: int(c.get(k) or 0)  # noqa: E731
+    good = n("resolved") == n("needed") and not n("unnecessary")
+    more = f", {n('not_checked')} not checked (no follow_up)" if n("not_checked") else ""
+    return (
+        f'<div class="card {"good" if good else "bad"}" id="clarification"><span>clarification (resolved / needed)</span>'
+        f'<b>{n("resolved")}/{n("needed")}</b><span>{n("asked")} asked, {n("recognised")} recognised, '
+        f'{n("unnecessary")} unnecessary{_e(more)}</span></div>'
+    )
+
+
 def _bars(title: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
     if not groups:
         return ""
@@ -322,6 +336,7 @@ def render_html(report: Mapping[str, Any]) -> str:
             f'<div class="card {"good" if not leak["leaked"] else "bad"}"><span>leak rate (answered, should be refused)</span><b>{_pct(leak["rate"])}</b>'
             f'<span>{leak["leaked"]}/{leak["should_refuse"]}, 95% upper bound {leak["upper95"]:.1%}</span></div>'
         )
+    cards.append(_clarification_card(s.get("clarification")))
     cost = f"${float(s.get('cost_usd') or 0):.4f}"
     latency = ""
     if s.get("latency_p50_s") is not None:
