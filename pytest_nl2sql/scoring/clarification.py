@@ -13,7 +13,9 @@ With ``--nl2sql-clarify``:
 
 Each judged item's record carries ``clarification`` (the flags below) and ``turns`` (who said
 what, in order); the summary carries ``clarification: {needed, asked, recognised, resolved,
-unnecessary}`` (and ``not_checked`` when an engine could not continue).
+unnecessary}`` (and ``not_checked`` when an engine could not continue): ``needed`` counts the
+clarify items with clarifications, ``asked``/``recognised``/``resolved`` how many of them got
+that far, ``unnecessary`` the allowed items the engine asked a question on.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def score(ctx: ScoreContext) -> Score | None:
     if ctx.expected is Outcome.ALLOWED:
         if not asked:
             return None
-        return _score(False, f"unnecessary clarification: the case needs no question, yet the engine asked {a.message!r:.200}", asked=True, unnecessary=True)
+        return _score(False, f"unnecessary clarification: the case needs no question, yet the engine asked {a.message!r:.200}", unnecessary=True)
     if ctx.expected is not Outcome.CLARIFY or not case.clarifications:
         return None
     if not asked:
