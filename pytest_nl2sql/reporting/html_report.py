@@ -201,6 +201,15 @@ def _detail(rec: Mapping[str, Any]) -> str:
     disagreed = (rec.get("test_suite") or {}).get("disagreed")
     if isinstance(disagreed, Mapping):
         parts.append(_counterexample(disagreed))
+    turns = rec.get("turns")
+    if isinstance(turns, list) and turns:  # --nl2sql-clarify: the conversation, in order
+        said = "".join(
+            f'<li class="turn {_e(t.get("speaker"))}"><b>{_e(t.get("speaker"))}:</b> '
+            f'{_e(t.get("text") or t.get("sql") or t.get("status") or "")}'
+            f'{" <i>(reading: " + _e(t["reading"]) + ")</i>" if t.get("reading") else ""}</li>'
+            for t in turns[:12] if isinstance(t, Mapping)
+        )
+        parts.append(f'<div class="conversation"><p><b>conversation</b></p><ol>{said}</ol></div>')
     if rec.get("baseline_reason"):
         parts.append(f"<p><b>baseline:</b> {_e(rec.get('baseline'))}: {_e(rec['baseline_reason'])}</p>")
     if rec.get("error"):
