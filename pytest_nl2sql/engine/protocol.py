@@ -76,6 +76,9 @@ class Engine(Protocol):
 #   refusal_message = "…"  the one generic message its refusals carry (the outcome scorer checks it)
 #   answer_case(case, role, llm) -> Answer   called instead of answer() when present
 #   route_case(case, role) -> RouteResult    called instead of route() in mode retrieval when present
+#   follow_up(question, role, llm, history) -> Answer   continues a conversation after the user's
+#                          reply to its needs_clarification (--nl2sql-clarify; engine/conversation.py)
+#   follow_up_case(case, role, llm, history) -> Answer  the same, keyed on the case (replay)
 #   concurrency_safe = False   the engine must be called one call at a time: --nl2sql-concurrency
 #                          then asks nothing ahead (default True: calls may overlap on threads)
 

@@ -87,3 +87,23 @@ def test_the_readme_python_snippet_runs_on_the_demo(
     # every "# <what it prints>" comment on a print(...) line is what that line printed
     promised = [line.split("#", 1)[1].strip() for line in snippets[0].splitlines() if line.startswith("print(") and "#" in line]
     assert promised and out.splitlines() == promised
+
+
+def test_the_asking_engine_asks_and_continues(pytester: pytest.Pytester, shop_project: Path) -> None:
+    """docs/engine.md's conversation example: the engine asks, the scripted user replies, the
+    answer after the reply is judged against the reading's rows."""
+    for name in ("asking_engine.py", "shop_clarify.yaml"):
+        (shop_project / name).write_text(named_block("engine.md", name))
+    (shop_project / "conftest.py").write_text(named_block("engine.md", "conftest_asking.py"))
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "shop_clarify.yaml", "--nl2sql-clarify", "-p", "no:cacheprovider",
+                                           "--nl2sql-out", "r.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([" clarification: 1 needed, 1 asked, 1 recognised, 1 resolved; 0 unnecessary"])
+    (item,) = json.loads((shop_project / "r.json").read_text())["items"]
+    assert item["clarification"]["reading"] == "how many"
+    assert item["turns"][2]["text"] == "Just the number of albums."
+    suite = shop_project / "shop_clarify.yaml"
+    suite.write_text(suite.read_text().replace("- {n: 3}", "- {n: 4}"))  # the follow-up is really judged
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "shop_clarify.yaml", "--nl2sql-clarify", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*clarification: after the reply 'Just the number of albums.' (reading 'how many') the answer is wrong*"])
