@@ -16,6 +16,7 @@ code                      severity  finding
 ``redundant-alt``         warning   an ``alt_sql`` returns the same rows as ``sql``
 ``stale-rows``            error     stored ``rows``/``alt_rows`` differ from what the SQL returns now
 ``stale-order``           warning   same rows, other order (``order_matters: false``)
+
 ``datasource``            error     the case's datasource is unknown or not exactly one
 ``weak-gold``             warning   (``--mutants`` only) fewer than half of the gold SQL's
                                     mutants give other rows on the database, so a slightly
@@ -24,6 +25,9 @@ code                      severity  finding
                                     the weak side on a neighbour database (a gold finding of
                                     ``--nl2sql-test-suite``): its reason and counterexample
 ========================  ========  ==========================================================
+
+A clarify case's readings (``clarifications``, each with its ``sql`` and ``rows``) are audited
+the same way, each at its own line and named ``clarification 'ABOUT'`` in the findings.
 
 **Mutants** (``pytest-nl2sql eval audit --mutants``): each gold ``sql`` is mutated
 (``pytest_nl2sql.scoring.mutants``: comparison operators, DISTINCT, one WHERE conjunct
@@ -153,8 +157,10 @@ def _row_key(row: dict[str, Any]) -> tuple:
 
 class _CaseAudit:
     def __init__(
-        self, path: str, case: EvalCase, adapter: Adapter, mutation: Mutation | None = None, suite_match: Any = None
+        self, path: str, case: EvalCase, adapter: Adapter, mutation: Mutation | None = None, suite_match: Any = None,
+        label: str = "sql",
     ) -> None:
+        self.label = label  # "sql", or "clarification 'ABOUT'" for a clarify case's reading
         self.path = path
         self.case = case
         self.adapter = adapter
@@ -370,13 +376,14 @@ class _CaseAudit:
         case = self.case
         tree = self.parse(case.sql or "")
         self.check_order(tree)
-        result = self.run("sql", case.sql or "")
+        label = self.label
+        result = self.run(label, case.sql or "")
         fresh: list[dict[str, Any]] | None = None
         if result is not None:
             fresh = _rows(result)
-            self.check_tie("sql", tree)
-            self.check_float_order("sql", tree, result)
-            self.check_stale("sql", "rows", case.rows, fresh)
+            self.check_tie(label, tree)
+            self.check_float_order(label, tree, result)
+            self.check_stale(label, "rows" if label == "sql" else f"{label} rows", case.rows, fresh)
             if self.mutation is not None:
                 self.check_mutants(case.datasources[0])
         for i, alt in enumerate(case.alt_sql):
@@ -425,10 +432,29 @@ def _audited(suite: Any) -> list[Any]:
     return [c for c in suite.cases if c.status is Status.APPROVED and c.kind is not Kind.ROUTING and c.sql is not None]
 
 
+def _targets(suite: Any) -> list[tuple[Any, str]]:
+    """What an audit runs: each audited case's sql, and each reading of an approved clarify
+    case (issue 24) as a case of its own, at the reading's line."""
+    out: list[tuple[Any, str]] = []
+    audited = {id(c) for c in _audited(suite)}
+    for case in suite.cases:
+        if id(case) in audited:
+            out.append((case, "sql"))
+        if case.status is not Status.APPROVED:
+            continue
+        for reading in case.clarifications:
+            if reading.sql is None:
+                continue
+            loc = attrs.evolve(case.location, line=reading.line) if case.location is not None and reading.line else case.location
+            out.append((attrs.evolve(case, sql=reading.sql, rows=reading.rows, alt_sql=(), alt_rows=(), location=loc),
+                        f"clarification {reading.about!r}"))
+    return out
+
+
 def _audit_cases(shown: str, suite: Any, registry: DatasourceRegistry, mutation: Mutation | None) -> list[Finding]:
     findings: list[Finding] = []
     unreachable: dict[str, str] = {}  # datasource -> the case that found it cannot be opened
-    for case in _audited(suite):
+    for case, label in _targets(suite):
         line = case.location.line if case.location else 0
         if len(case.datasources) != 1:
             findings.append(
@@ -446,7 +472,7 @@ def _audit_cases(shown: str, suite: Any, registry: DatasourceRegistry, mutation:
             findings.append(Finding(shown, line, case.id, "error", "datasource",
                                     f"datasource {name!r} cannot be opened (see case '{unreachable[name]}')"))
             continue
-        found = _CaseAudit(shown, case, adapter, mutation, suite.match).audit()
+        found = _CaseAudit(shown, case, adapter, mutation, suite.match, label).audit()
         if any("cannot be opened" in f.message for f in found):
             unreachable[name] = case.id
             found = [next(f for f in found if "cannot be opened" in f.message)]

@@ -127,3 +127,17 @@ def test_drafts_carry_clarifications(tmp_path: Path) -> None:
     again = parse_suite(text)
     assert again.cases[0].clarifications == suite.cases[0].clarifications
     assert (again.cases[0].default, again.cases[0].turns) == ("total", 2)
+
+
+def test_audit_checks_each_reading_at_its_line(tmp_path: Path, demo_dir: Path) -> None:
+    root = tmp_path / "demo"
+    shutil.copytree(demo_dir, root)
+    path = root / "evals" / "chinook.yaml"
+    text = path.read_text()
+    clean = subprocess.run([*CLI, "eval", "audit", "evals/chinook.yaml"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert clean.returncode == 0 and "no findings" in clean.stdout, clean.stdout
+    path.write_text(text.replace("    - {year: 2011, sales: 450.58}\n", "    - {year: 2011, sales: 450.59}\n", 1))
+    line = next(n for n, x in enumerate(text.splitlines(), 1) if x == "  - about: per year")
+    run = subprocess.run([*CLI, "eval", "audit", "evals/chinook.yaml"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1
+    assert f"evals/chinook.yaml:{line}: case 'chinook_062': [stale-rows] stored clarification 'per year' rows differ" in run.stdout
