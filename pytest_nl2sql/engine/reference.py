@@ -234,7 +234,7 @@ class ReferenceEngine:
             rows=res.rows,
             truncated=res.truncated,
         )
-        if self.recorder is not None:
+        if self.recorder is not None and not conversation:  # a follow-up answers a narrowed question
             self.recorder(question, role, answer)
         return answer
 

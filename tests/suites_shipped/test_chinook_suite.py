@@ -16,6 +16,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import attrs
 import pytest
 
 from pytest_nl2sql.config import load_config
@@ -74,7 +75,9 @@ def test_chinook_suite_holds_the_gold_data_unchanged(suite: EvalSuite) -> None:
 def test_migrating_the_0_6_files_gives_the_shipped_suite(suite: EvalSuite) -> None:
     text = LEGACY.read_text(encoding="utf-8")
     migrated = parse_suite(migrate_text(text, load_legacy_plans(LEGACY_PLANS)), "migrated.yaml")
-    assert migrated.cases == suite.cases  # every field, tags and status included
+    # clarifications (issue 24) are new in version 1: the 0.6 files have none, the rest is equal
+    shipped = tuple(attrs.evolve(c, clarifications=(), default=None, turns=1) for c in suite.cases)
+    assert migrated.cases == shipped  # every field, tags and status included
 
 
 def test_the_0_6_files_use_only_the_old_key_names() -> None:
@@ -216,15 +219,16 @@ def test_outcomes_follow_the_demo_role_policy_and_tables_are_what_the_sql_reads(
 
 
 def _without_rows(text: str) -> str:
-    """The suite text with every ``rows:``/``alt_rows:`` block removed."""
-    out, skipping = [], False
+    """The suite text with every ``rows:``/``alt_rows:`` block removed (a clarification's too)."""
+    out, skipping = [], ""
     for line in text.splitlines(keepends=True):
-        if re.match(r"^  (rows|alt_rows):", line):
-            skipping = True
+        key = re.match(r"^( {2}| {4})(rows|alt_rows):", line)
+        if key:
+            skipping = key.group(1)
             continue
-        if skipping and line.startswith(("  - ", "    ")):
+        if skipping and line.startswith((skipping + "- ", skipping + "  ")):
             continue
-        skipping = False
+        skipping = ""
         out.append(line)
     return "".join(out)
 
@@ -247,7 +251,9 @@ def test_regenerate_against_a_fresh_demo_database_writes_the_suite_byte_for_byte
     assert unchanged.failed == () and not unchanged.file_changed
     assert copy.read_bytes() == original
     assert rewritten.failed == ()
-    assert len(rewritten.cases_written) == len(approved_answerable(load_suite(copy)))
+    with_readings = [c for c in load_suite(copy).cases if c.clarifications]  # issue 24: each reading's rows
+    assert len(with_readings) == 3
+    assert len(rewritten.cases_written) == len(approved_answerable(load_suite(copy))) + len(with_readings)
     assert stripped.read_bytes() == original
 
 
