@@ -389,6 +389,10 @@ class RunReport:
                 row(f"{key[3:]}: {md_cell(k)}", v)  # tags, roles, datasources come from the suite
         for name, st in breakdowns.markdown_rows(s):
             row(md_cell(name), st)
+        c = s.get("clarification")
+        if c and c["needed"]:
+            rows.append(f"| clarification resolved ({c['asked']} asked, {c['recognised']} recognised, {c['unnecessary']} unnecessary) "
+                        f"| {c['resolved'] / c['needed']:.1%} | {c['resolved']}/{c['needed']} | |")
         incomplete = incomplete_line(self.meta)
         warn = f"**{md_cell(incomplete)}**\n\n" if incomplete else ""
         head = f"### pytest-nl2sql ({self.meta.get('mode')} mode)\n\n{warn}{s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures, cost ${s['cost_usd']:.4f}\n\n"
