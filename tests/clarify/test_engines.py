@@ -44,7 +44,12 @@ class Asks:
         return first
 
     def follow_up(self, question, role, llm, history):
-        assert [t["speaker"] for t in history] == ["user", "engine", "user"], history
+        if VARIANT == "asks_twice" and len(history) == 3:
+            return Answer(status="needs_clarification", message="And over which years?")
+        if VARIANT == "asks_twice":
+            assert [t["speaker"] for t in history] == ["user", "engine", "user", "engine", "user"], history
+        else:
+            assert [t["speaker"] for t in history] == ["user", "engine", "user"], history
         if VARIANT == "wrong_answer":
             return WRONG
         return self.inner.follow_up(question, role, llm, history)
@@ -102,3 +107,31 @@ def test_an_engine_is_judged_on_its_conversation(project: Path, monkeypatch: pyt
     if variant == "no_follow_up":
         assert record["verdict"] == "passed" and record["scores"]["clarification"]["passed"] is None
         assert "1 not checked (the engine has no follow_up)" in run.stdout
+
+
+def test_turns_bound_how_many_questions_the_engine_may_ask(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "demo"
+    shutil.copytree(project, root)
+    monkeypatch.setenv("CLARIFY_VARIANT", "asks_twice")
+    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q", "--nl2sql-suite", "evals/chinook.yaml",
+            "--nl2sql-clarify", "--nl2sql-roles", "admin", "-k", "chinook_063", "--nl2sql-out", "r.json", "--nl2sql-save-predictions", "p.jsonl"]
+    run = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert "the engine asked 2 questions; the case allows 1 (turns)" in run.stdout
+    suite = root / "evals" / "chinook.yaml"
+    text = suite.read_text()
+    anchor = "- id: chinook_064\n"
+    suite.write_text(text.replace(anchor, "  turns: 2\n" + anchor, 1))
+    run = subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-3000:]
+    (record,) = json.loads((root / "r.json").read_text())["items"]
+    assert [t["speaker"] for t in record["turns"]] == ["user", "engine", "user", "engine", "user", "engine"]
+    # the second question ("which years?") is about the other reading: its rows judge the answer
+    assert record["clarification"]["reading"] == "spending in the latest year" and record["clarification"]["resolved"] is True
+    (saved,) = [json.loads(x) for x in (root / "p.jsonl").read_text().splitlines()]
+    assert saved["follow_up"]["status"] == "needs_clarification" and saved["follow_up"]["follow_up"]["sql"]
+    (root / "conftest.py").unlink()  # the replay engine answers now, from the saved conversation
+    replay = subprocess.run([*args[:-4], "--nl2sql-predictions", "p.jsonl", "--nl2sql-out", "replay.json"], cwd=root,
+                            capture_output=True, text=True, timeout=600)
+    assert replay.returncode == 0, replay.stdout[-3000:]
+    assert json.loads((root / "replay.json").read_text())["items"][0]["clarification"]["resolved"] is True
