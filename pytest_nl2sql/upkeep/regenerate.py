@@ -3,7 +3,8 @@
 For each approved case with SQL (optionally only the given ids), run ``sql`` and every
 ``alt_sql`` through the case's datasource adapter -- the same read-only adapter questions run
 on, within its ``row_limit`` and ``timeout_s`` -- and write ``rows``/``alt_rows`` in the order
-the SQL returns them, through the one writer. Cases that cannot be regenerated are left
+the SQL returns them, through the one writer. A clarify case's readings (``clarifications``)
+get their ``rows`` from their ``sql`` the same way. Cases that cannot be regenerated are left
 unchanged and listed with the reason; the others are still written.
 
 The queries run *before* the file's write lock is taken: the file is read, the SQL runs, then
