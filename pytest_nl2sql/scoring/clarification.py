@@ -63,8 +63,9 @@ def score(ctx: ScoreContext) -> Score | None:
     if conv is None or not conv.checked:
         return _score(None, "not checked: the engine has no follow_up method (docs/engine.md, Conversations)", needed=True, asked=True)
     flags: dict[str, Any] = {"needed": True, "asked": True, "recognised": conv.recognised}
-    if conv.reading is None:
-        return _score(False, f"the engine asked about something else: {a.message!r:.200} matches no reading ({_readings(case)}) and the case has no default", **flags)
+    if conv.reading is None:  # the last question matched no reading, and there is no default
+        asked_last = next((t.get("text") for t in reversed(conv.turns) if t.get("status") == "needs_clarification"), a.message)
+        return _score(False, f"the engine asked about something else: {asked_last!r:.200} matches no reading ({_readings(case)}) and the case has no default", **flags)
     flags["reading"] = conv.reading.about
     said = f"after the reply {conv.turns[-2]['text'] if conv.follow_up is not None else ''!r} (reading {conv.reading.about!r})"
     follow = conv.follow_up
