@@ -107,3 +107,25 @@ def test_changed_conversations_are_judged(saved: Path, tmp_path: Path) -> None:
     assert items["chinook_001[viewer]"]["verdict"] == "passed"
     assert "clarification: without asking" not in replay.stdout  # the reason is the scorer's own words
     assert "chinook_062[admin]" in replay.stdout and "without asking which reading is meant" in replay.stdout
+
+
+def test_a_question_about_something_else_gets_the_default_reading(saved: Path, tmp_path: Path) -> None:
+    """chinook_062 has `default: all-time total`: an unrelated question gets "No preference", and
+    the answer after it is judged against the default reading's rows."""
+    root = tmp_path / "demo"
+    shutil.copytree(saved, root)
+    lines = [json.loads(x) for x in (root / "preds.jsonl").read_text().splitlines()]
+    for p in lines:
+        if p["id"] == "chinook_062":
+            p["message"] = "Should the amounts include taxes?"
+            p["follow_up"] = {"sql": "SELECT ROUND(SUM(Total), 2) AS sales FROM Invoice"}
+    (root / "preds.jsonl").write_text("".join(json.dumps(p) + "\n" for p in lines))
+    replay = _run(root, "--nl2sql-predictions", "preds.jsonl", "--nl2sql-out", "d.json", "-k", "chinook_062")
+    assert replay.returncode == 0, replay.stdout[-3000:]
+    items = _items(root / "d.json")
+    for role in ("admin", "analyst", "viewer"):
+        record = items[f"chinook_062[{role}]"]
+        assert record["clarification"]["recognised"] is False and record["clarification"]["resolved"] is True
+        assert record["clarification"]["reading"] == "all-time total"
+        assert record["turns"][2] == {"speaker": "user", "text": "No preference - whichever you think is most usual.",
+                                      "reading": "all-time total", "recognised": False}
