@@ -33,6 +33,13 @@ from sqlalchemy.pool import QueuePool
 
 from pytest_nl2sql.config import RolePolicy, redact_url
 from pytest_nl2sql.datasources.authorizer import base_authorizer, query_authorizer
+from pytest_nl2sql.datasources.duckchild import (
+    CHILD_MEMORY_BYTES,
+    GRACE_S,
+    ChildLost,
+    ChildPool,
+    value_bytes,
+)
 from pytest_nl2sql.datasources.guard import StatementRefused, StatementUnparseable, check_statement
 from pytest_nl2sql.suitefile.values import normalize_row
 
@@ -50,6 +57,10 @@ _SQLITE_MAX_SQL_BYTES = 1_000_000
 #: The most bytes one result may hold (its values' sizes, counted while fetching), by default.
 DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024
 _FETCH_BATCH = 500
+#: After this many queries in a row without an answer from the server by the client deadline
+#: (``timeout_s`` + GRACE_S), a datasource's further queries fail at once as ``unreachable``.
+DEFAULT_UNREACHABLE_AFTER = 3
+_PG_OVER_BUDGET = "nl2sql: the result exceeds max_result_bytes at"
 
 # What makes a PostgreSQL login privileged: superuser or role/database creation rights,
 # membership in the server-file roles, any write privilege on a table, CREATE on a schema
@@ -121,6 +132,7 @@ class Adapter:
         timeout_s: float = 10.0,
         allow_privileged_login: bool = False,
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        unreachable_after: int = DEFAULT_UNREACHABLE_AFTER,
     ) -> None:
         try:
             parsed = make_url(url)
@@ -139,7 +151,14 @@ class Adapter:
             raise ValueError(
                 f"datasource {name!r}: max_result_bytes must be a whole number > 0 (got {max_result_bytes})"
             )
+        if not (isinstance(unreachable_after, int) and unreachable_after > 0):
+            raise ValueError(
+                f"datasource {name!r}: unreachable_after must be a whole number > 0 (got {unreachable_after})"
+            )
         self.name = name
+        self.unreachable_after = unreachable_after
+        self._stalls = 0  # queries in a row the server left unanswered past the client deadline
+        self._duck_pool: ChildPool | None = None
         self.row_limit = row_limit
         self.max_result_bytes = max_result_bytes
         self.timeout_s = float(timeout_s)
@@ -213,6 +232,13 @@ class Adapter:
                 "options": options,
                 "connect_timeout": max(1, int(round(self.timeout_s))),
                 "application_name": "pytest-nl2sql",
+                # a host that stops answering is noticed by the socket too, not only by the
+                # caller's deadline (which also covers a server that is frozen but ACKs)
+                "keepalives": 1,
+                "keepalives_idle": max(1, int(self.timeout_s)),
+                "keepalives_interval": 1,
+                "keepalives_count": 3,
+                "tcp_user_timeout": int((self.timeout_s + GRACE_S) * 1000),
             }
             return sa.create_engine(url, connect_args=connect_args, pool_pre_ping=True)
         if self.dialect == "duckdb":
@@ -245,12 +271,16 @@ class Adapter:
         return connection
 
     def close(self) -> None:
-        """Close every pooled connection; the adapter reconnects if used again."""
+        """Close every pooled connection (and DuckDB query process); the adapter reconnects
+        if used again."""
         with self._lock:
             engine, self._engine = self._engine, None
+            pool, self._duck_pool = self._duck_pool, None
             self._sqlite_layout = None
         if engine is not None:
             engine.dispose()
+        if pool is not None:
+            pool.close()
 
     # -- connections
 
@@ -368,6 +398,17 @@ class Adapter:
             raise QueryError("sql_error", refusal.reason) from None
         except StatementRefused as refusal:
             raise QueryError("refused", refusal.reason) from None
+        if self.dialect == "duckdb":
+            return self._execute_in_child(sql, limit)
+        if self.dialect == "postgresql":
+            return self._within_client_deadline(lambda: self._execute_here(sql, limit, role))
+        return self._execute_here(sql, limit, role)
+
+    def _execute_here(self, sql: str, limit: int, role: RolePolicy | None) -> QueryResult:
+        """Run an admitted query on a pooled connection of this process."""
+        wrapped = self.dialect == "postgresql"
+        if wrapped:
+            sql = _pg_bounded(sql, self.max_result_bytes)
         connection = self._checkout()
         deadline = _Deadline(time.monotonic() + self.timeout_s)
         healthy = False
@@ -379,6 +420,9 @@ class Adapter:
                     cursor.execute(sql)
                     columns = tuple(str(d[0]) for d in (cursor.description or ()))
                     fetched = self._fetch(cursor, limit, deadline) if columns else []
+                    if wrapped:  # the budget check column the server added
+                        columns = columns[:-1]
+                        fetched = [row[:-1] for row in fetched]
                 finally:
                     with contextlib.suppress(Exception):
                         cursor.close()
@@ -393,6 +437,113 @@ class Adapter:
             columns=columns, rows=rows, truncated=len(fetched) > limit, elapsed_s=elapsed
         )
 
+    def _within_client_deadline(self, run: Any) -> QueryResult:
+        """``run()`` in a worker thread; the caller waits at most ``timeout_s`` + GRACE_S.
+
+        A server that stops answering (frozen, or a host gone silent) would otherwise hold an
+        item until the socket gives up. The abandoned thread ends when the socket does
+        (keepalives, ``tcp_user_timeout``) or when the server answers; its connection is
+        never reused. After ``unreachable_after`` waits in a row that ran out (a query, or a
+        connection attempt that took the whole ``timeout_s``), further queries fail at once.
+        """
+        if self._stalls >= self.unreachable_after:
+            raise QueryError("unreachable", self._stalled_text())
+        outcome: list[Any] = []
+
+        def work() -> None:
+            try:
+                outcome.append(run())
+            except BaseException as error:  # handed to the caller
+                outcome.append(error)
+
+        started = time.monotonic()
+        worker = threading.Thread(target=work, name=f"nl2sql-query-{self.name}", daemon=True)
+        worker.start()
+        worker.join(self.timeout_s + GRACE_S)
+        if worker.is_alive():
+            self._stalls += 1
+            if self._stalls >= self.unreachable_after:
+                raise QueryError("unreachable", self._stalled_text())
+            raise QueryError(
+                "timeout",
+                f"datasource {self.name!r} ({self.url}) gave no answer within "
+                f"{self.timeout_s + GRACE_S:g} s (timeout_s + {GRACE_S:g} s); the query was abandoned",
+            )
+        result = outcome[0]
+        if isinstance(result, QueryError) and result.kind == "unreachable":
+            if time.monotonic() - started >= self.timeout_s:  # a connection attempt that timed out
+                self._stalls += 1
+            raise result
+        self._stalls = 0
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _stalled_text(self) -> str:
+        return (
+            f"datasource {self.name!r} ({self.url}) is unreachable: {self._stalls} queries in a "
+            f"row got no answer within timeout_s + {GRACE_S:g} s, so its remaining queries are "
+            "not sent (check the server; unreachable_after in nl2sql.yaml sets how many)"
+        )
+
+    def _execute_in_child(self, sql: str, limit: int) -> QueryResult:
+        """Run an admitted DuckDB query in a memory-capped child process (``duckchild``)."""
+        with self._lock:
+            if self._duck_pool is None:
+                path = self.file_path
+                if path is not None and not path.is_file():
+                    raise QueryError(
+                        "unreachable",
+                        f"datasource {self.name!r} cannot be opened: the DuckDB file {path} "
+                        "does not exist (check its url in nl2sql.yaml)",
+                    )
+                self._duck_pool = ChildPool(str(path.absolute()) if path is not None else ":memory:")
+            pool = self._duck_pool
+        try:
+            answer = pool.ask(sql, limit, self.timeout_s, self.max_result_bytes)
+        except ChildLost as lost:
+            if lost.why == "timeout":
+                raise QueryError("timeout", self._timeout_text()) from None
+            if lost.why == "too_large":
+                raise QueryError("sql_error", self._too_large_text()) from None
+            raise QueryError("sql_error", self._memory_text(lost.detail)) from None
+        if answer[0] == "ok":
+            _, columns, fetched, truncated, elapsed = answer
+            rows = [normalize_row(row) for row in fetched[:limit]]
+            return QueryResult(columns=columns, rows=rows, truncated=truncated, elapsed_s=elapsed)
+        _, kind, message = answer
+        if kind == "too_large":
+            raise QueryError("sql_error", self._too_large_text())
+        if kind == "memory":
+            raise QueryError("sql_error", self._memory_text(message))
+        if kind == "timeout":
+            raise QueryError("timeout", self._timeout_text())
+        if kind == "unreachable":
+            raise QueryError("unreachable", f"datasource {self.name!r}: {self.scrub(message)}")
+        return_message = self.scrub(message)
+        raise QueryError("sql_error", return_message)
+
+    def _timeout_text(self) -> str:
+        return (
+            f"the query ran longer than {self.timeout_s:g} s and was cancelled "
+            f"(datasource {self.name!r}; narrow the query or raise timeout_s)"
+        )
+
+    def _too_large_text(self) -> str:
+        return (
+            f"the result exceeds max_result_bytes ({self.max_result_bytes:,} bytes; "
+            f"datasource {self.name!r}): select fewer or shorter values, or raise max_result_bytes"
+        )
+
+    def _memory_text(self, detail: str) -> str:
+        cap = CHILD_MEMORY_BYTES / 1024**3
+        why = f" ({detail})" if detail else ""
+        return (
+            f"the query needed more than the {cap:g} GiB a DuckDB query may use{why} and was "
+            f"stopped (datasource {self.name!r}): the result exceeds max_result_bytes "
+            f"({self.max_result_bytes:,} bytes) or the query is too large; select fewer or shorter values"
+        )
+
     def _fetch(self, cursor: Any, limit: int, deadline: _Deadline) -> list[tuple]:
         """Up to ``limit + 1`` rows, in batches: stop at the byte budget or the deadline."""
         rows: list[tuple] = []
@@ -402,7 +553,7 @@ class Adapter:
             if not batch:
                 break
             for row in batch:
-                size += _value_bytes(row)
+                size += value_bytes(row)
             rows.extend(batch)
             if size > self.max_result_bytes:
                 raise _TooLarge(size)
@@ -524,15 +675,17 @@ class Adapter:
     def _classify(self, error: Exception, connection: Any, deadline: _Deadline) -> QueryError:
         original = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
         message = self.scrub(_first_message(original, full=True))
-        timeout_text = (
-            f"the query ran longer than {self.timeout_s:g} s and was cancelled "
-            f"(datasource {self.name!r}; narrow the query or raise timeout_s)"
-        )
-        if isinstance(original, _TooLarge):
+        timeout_text = self._timeout_text()
+        if isinstance(original, _TooLarge) or (
+            getattr(original, "sqlstate", None) == "22P02" and _PG_OVER_BUDGET in message
+        ):
+            return QueryError("sql_error", self._too_large_text())
+        if self.dialect == "sqlite" and "string or blob too big" in message:
             return QueryError(
                 "sql_error",
-                f"the result is larger than max_result_bytes ({self.max_result_bytes:,} bytes; "
-                f"datasource {self.name!r}): select fewer or shorter values, or raise max_result_bytes",
+                f"a value in the result is larger than {SQLITE_MAX_VALUE_BYTES:,} bytes, the most "
+                f"one SQLite value may hold here, so the result exceeds max_result_bytes "
+                f"(datasource {self.name!r}): select fewer or shorter values",
             )
         if deadline.hit or getattr(original, "sqlstate", None) == "57014":
             return QueryError("timeout", timeout_text)
@@ -601,21 +754,27 @@ class _Expired(Exception):
     """The deadline passed while the rows were fetched."""
 
 
+def _pg_bounded(sql: str, max_result_bytes: int) -> str:
+    """``sql`` wrapped so the server refuses a row that takes the result past the budget.
+
+    The rows keep their order and columns; one column is added (and dropped on fetch) that
+    raises an error naming the size once the running total of the rows' text length passes
+    ``max_result_bytes`` -- the server builds a huge value, the client never receives it. Built
+    after the guard admitted ``sql``; a trailing ``;`` and comments after the last token go.
+    """
+    from sqlglot.dialects.postgres import Postgres
+
+    tokens = [t for t in Postgres().tokenize(sql) if t.token_type.name != "SEMICOLON"]
+    body = sql[: tokens[-1].end + 1] if tokens else sql
+    size = "length(ROW(nl2sql_q.*)::text)"
+    return (
+        f"SELECT nl2sql_q.*, CASE WHEN sum({size}) OVER (ROWS UNBOUNDED PRECEDING) > {int(max_result_bytes)} "
+        f"THEN ('{_PG_OVER_BUDGET} ' || {size})::integer END AS nl2sql_budget FROM (\n{body}\n) AS nl2sql_q"
+    )
+
+
 def _pg_cancel(driver: Any) -> Any:
     return getattr(driver, "cancel_safe", None) or driver.cancel
-
-
-def _value_bytes(value: Any, depth: int = 0) -> int:
-    """About how many bytes ``value`` holds (strings and blobs by length, containers summed)."""
-    if isinstance(value, (str, bytes, bytearray, memoryview)):
-        return len(value) + 8
-    if depth < 4 and isinstance(value, (tuple, list)):
-        return 8 + sum(_value_bytes(v, depth + 1) for v in value)
-    if depth < 4 and isinstance(value, dict):
-        return 8 + sum(_value_bytes(k, depth + 1) + _value_bytes(v, depth + 1) for k, v in value.items())
-    if depth >= 4 and isinstance(value, (tuple, list, dict)):
-        return len(repr(value))
-    return 16
 
 
 class _Unreachable(Exception):
