@@ -74,7 +74,7 @@ _TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "fee
 _TEST_SUITE_KEYS = ("scratch_url", "allow_privileged_login")
 _DATASOURCE_KEYS = (
     "url", "description", "sample_questions", "row_limit", "timeout_s", "allow_privileged_login",
-    "max_result_bytes",
+    "max_result_bytes", "unreachable_after",
 )
 _ROLE_KEYS = ("datasources", "allow", "deny", "db_role")
 _DB_ROLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,62}$")
@@ -199,7 +199,8 @@ class _ConfigBuilder:
         max_bytes = r.number(
             body, "max_result_bytes", where, 64 * 1024 * 1024, integer=True, minimum=1024,
         )
-        if None in (url, description, row_limit, timeout_s, privileged, max_bytes):
+        unreachable_after = r.number(body, "unreachable_after", where, 3, integer=True, minimum=1)
+        if None in (url, description, row_limit, timeout_s, privileged, max_bytes, unreachable_after):
             return None
         return DatasourceConfig(
             name=name,
@@ -210,6 +211,7 @@ class _ConfigBuilder:
             timeout_s=timeout_s,
             allow_privileged_login=privileged,
             max_result_bytes=max_bytes,
+            unreachable_after=unreachable_after,
         )
 
     def resolve_url(self, url: str, line: int, where: str) -> str | None:

@@ -74,6 +74,7 @@ class DatasourceConfig:
     timeout_s: float = 10.0
     allow_privileged_login: bool = False  # a PostgreSQL login that could write is refused unless set
     max_result_bytes: int = 64 * 1024 * 1024  # a result over it is an error, counted while fetching
+    unreachable_after: int = 3  # queries in a row without an answer by timeout_s + 2 s, then fail fast
 
     @property
     def redacted_url(self) -> str:

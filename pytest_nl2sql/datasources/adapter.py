@@ -401,7 +401,7 @@ class Adapter:
         if self.dialect == "duckdb":
             return self._execute_in_child(sql, limit)
         if self.dialect == "postgresql":
-            return self._within_client_deadline(lambda: self._execute_here(sql, limit, role))
+            return self.within_deadline(lambda: self._execute_here(sql, limit, role))
         return self._execute_here(sql, limit, role)
 
     def _execute_here(self, sql: str, limit: int, role: RolePolicy | None) -> QueryResult:
@@ -437,8 +437,10 @@ class Adapter:
             columns=columns, rows=rows, truncated=len(fetched) > limit, elapsed_s=elapsed
         )
 
-    def _within_client_deadline(self, run: Any) -> QueryResult:
-        """``run()`` in a worker thread; the caller waits at most ``timeout_s`` + GRACE_S.
+    def within_deadline(self, run: Any, wait_s: float | None = None) -> Any:
+        """``run()``, which talks to the server; on PostgreSQL in a worker thread the caller
+        waits for at most ``wait_s`` (default ``timeout_s`` + GRACE_S). Other databases are
+        files in this process (or a DuckDB child with its own deadline): ``run()`` runs here.
 
         A server that stops answering (frozen, or a host gone silent) would otherwise hold an
         item until the socket gives up. The abandoned thread ends when the socket does
@@ -446,8 +448,11 @@ class Adapter:
         never reused. After ``unreachable_after`` waits in a row that ran out (a query, or a
         connection attempt that took the whole ``timeout_s``), further queries fail at once.
         """
+        if self.dialect != "postgresql":
+            return run()
         if self._stalls >= self.unreachable_after:
             raise QueryError("unreachable", self._stalled_text())
+        wait_s = self.timeout_s + GRACE_S if wait_s is None else wait_s
         outcome: list[Any] = []
 
         def work() -> None:
@@ -459,15 +464,15 @@ class Adapter:
         started = time.monotonic()
         worker = threading.Thread(target=work, name=f"nl2sql-query-{self.name}", daemon=True)
         worker.start()
-        worker.join(self.timeout_s + GRACE_S)
+        worker.join(wait_s)
         if worker.is_alive():
             self._stalls += 1
             if self._stalls >= self.unreachable_after:
                 raise QueryError("unreachable", self._stalled_text())
             raise QueryError(
                 "timeout",
-                f"datasource {self.name!r} ({self.url}) gave no answer within "
-                f"{self.timeout_s + GRACE_S:g} s (timeout_s + {GRACE_S:g} s); the query was abandoned",
+                f"datasource {self.name!r} ({self.url}) gave no answer within {wait_s:g} s "
+                f"(timeout_s {self.timeout_s:g} s + {wait_s - self.timeout_s:g} s); the query was abandoned",
             )
         result = outcome[0]
         if isinstance(result, QueryError) and result.kind == "unreachable":

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine.reflection import ObjectKind
 
 from pytest_nl2sql.datasources.adapter import Adapter, QueryError
+from pytest_nl2sql.datasources.duckchild import GRACE_S
 from pytest_nl2sql.suitefile.values import normalize_value
 
 __all__ = [
@@ -99,6 +100,8 @@ class SchemaInfo:
         raise KeyError(f"datasource {self.datasource!r} has no table {name!r}")
 
 
+#: Reading a schema (reflection, counts, samples) may wait this many ``timeout_s`` (+ 2 s).
+INTROSPECT_QUERIES = 3
 _cache: dict[tuple[Any, ...], SchemaInfo] = {}
 _cache_lock = threading.Lock()
 
@@ -124,8 +127,10 @@ def introspect(adapter: Adapter, *, refresh: bool = False) -> SchemaInfo:
         tables = _sqlite_tables(adapter)
     elif adapter.dialect == "duckdb":
         tables = _duckdb_tables(adapter)
-    else:
-        tables = _inspector_tables(adapter)
+    else:  # on PostgreSQL, bounded by a client deadline and counted as the adapter's queries are
+        tables = adapter.within_deadline(
+            lambda: _inspector_tables(adapter), INTROSPECT_QUERIES * adapter.timeout_s + GRACE_S
+        )
     info = SchemaInfo(datasource=adapter.name, dialect=adapter.dialect, tables=tables)
     with _cache_lock:
         _cache[key] = info

@@ -54,6 +54,7 @@ class DatasourceRegistry:
                     timeout_s=config.timeout_s,
                     allow_privileged_login=config.allow_privileged_login,
                     max_result_bytes=config.max_result_bytes,
+                    unreachable_after=config.unreachable_after,
                 )
                 self._adapters[key] = adapter
             return adapter
