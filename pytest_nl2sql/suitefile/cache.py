@@ -5,9 +5,13 @@ collects the same files. A suite whose bytes did not change is read back from it
 instead. Entries are written to a temporary file and moved into place (``os.replace``), so a
 concurrent reader sees a whole entry or none; a broken entry is ignored and rewritten.
 
-The format is JSON of the suite's plain data (``_FORMAT`` 4): a cache folder is a folder of the
-user's, so an entry must never be able to run code when read (a pickle can). Reading one is
-``json.loads`` plus building the cases, and anything unexpected in it is only a miss. Each case
+The format is JSON of the suite's plain data (``_FORMAT`` 5): a cache folder is a folder of the
+user's, so an entry must never be able to run code when read (a pickle can). An entry is a
+header line holding the sha256 of the JSON after it, then the JSON. Reading one checks that
+sum, then ``json.loads`` plus building the cases; a sum that does not match (an entry edited
+in place, cut short or corrupted) and anything unexpected in it are only a miss. The sum is
+not a signature: whoever can write the folder can write a matching one, so keep the folder
+where only you can write (what a forged entry can hold is still only a suite). Each case
 is one JSON list in the order of ``_FIELDS``; enums are their values; a suite whose ``plan``
 values have keys that are not text (JSON would turn them into text) is not cached.
 
@@ -38,8 +42,9 @@ from pytest_nl2sql.suitefile.model import (
 
 __all__ = ["cache_dir", "decode_suite", "encode_suite", "get", "key", "put"]
 
-_FORMAT = 4
+_FORMAT = 5
 _SUFFIX = ".json"
+_HEADER = b"pytest-nl2sql suite cache sha256="
 #: An entry larger than this is not read (a suite is at most 32 MiB of YAML).
 MAX_ENTRY_BYTES = 256 * 1024 * 1024
 
@@ -171,7 +176,10 @@ def get(name: str, path: str | None = None) -> EvalSuite | None:
             data = fh.read(MAX_ENTRY_BYTES + 1)
         if len(data) > MAX_ENTRY_BYTES:
             return None
-        return decode_suite(data.decode("utf-8"), path)
+        header, _, body = data.partition(b"\n")
+        if header != _HEADER + hashlib.sha256(body).hexdigest().encode("ascii"):
+            return None  # edited, cut short or corrupted
+        return decode_suite(body.decode("utf-8"), path)
     except Exception:  # a missing, partial, stale or tampered entry is only a miss
         return None
 
@@ -190,6 +198,8 @@ def put(name: str, suite: EvalSuite) -> None:
 
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        replace_bytes(folder / f"{name}{_SUFFIX}", text.encode("utf-8"))
+        body = text.encode("utf-8")
+        header = _HEADER + hashlib.sha256(body).hexdigest().encode("ascii")
+        replace_bytes(folder / f"{name}{_SUFFIX}", header + b"\n" + body)
     except OSError:
         return  # a read-only home is not an error: the cache is an optimisation

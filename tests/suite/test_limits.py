@@ -105,7 +105,7 @@ def test_entries_are_json_and_values_keep_their_types(tmp_path: Path) -> None:
     load_suite(path)
     [entry] = _entries()
     assert entry.suffix == ".json"
-    json.loads(entry.read_text(encoding="utf-8"))  # plain JSON, nothing else
+    json.loads(entry.read_text(encoding="utf-8").split("\n", 1)[1])  # a sum line, then plain JSON
     cached = load_suite(path)
     [row] = cached.cases[0].rows
     assert [type(v) for v in row.values()] == [int, float, bool, type(None), float, float, float, str]
@@ -135,6 +135,22 @@ def test_a_broken_or_tampered_entry_is_a_miss(tmp_path: Path, planted: bytes) ->
     [entry] = _entries()
     entry.write_bytes(planted)
     assert load_suite(path) == fresh
+
+
+def test_an_entry_edited_in_place_is_a_miss(tmp_path: Path) -> None:
+    """A well-formed entry whose JSON was changed after it was written (here: a gold SQL) is
+    not served: its header's sha256 no longer matches."""
+    path = tmp_path / "s.yaml"
+    path.write_bytes((GOLDEN / "kinds.yaml").read_bytes())
+    fresh = load_suite(path)
+    [entry] = _entries()
+    header, body = entry.read_bytes().split(b"\n", 1)
+    assert header.startswith(b"pytest-nl2sql suite cache sha256=")
+    gold = fresh.cases[0].sql.encode()
+    assert gold in body
+    entry.write_bytes(header + b"\n" + body.replace(gold, b"SELECT 'tampered'", 1))
+    assert load_suite(path) == fresh
+    assert all(case.sql != "SELECT 'tampered'" for case in load_suite(path).cases)
 
 
 def test_a_planted_pickle_is_never_unpickled(tmp_path: Path) -> None:
