@@ -146,7 +146,7 @@ def test_an_entry_edited_in_place_is_a_miss(tmp_path: Path) -> None:
     [entry] = _entries()
     header, body = entry.read_bytes().split(b"\n", 1)
     assert header.startswith(b"pytest-nl2sql suite cache sha256=")
-    gold = fresh.cases[0].sql.encode()
+    gold = next(case.sql for case in fresh.cases if case.sql).encode()
     assert gold in body
     entry.write_bytes(header + b"\n" + body.replace(gold, b"SELECT 'tampered'", 1))
     assert load_suite(path) == fresh
