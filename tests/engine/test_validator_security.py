@@ -60,8 +60,6 @@ WHOLE_ROW_PG = [
     'SELECT json_agg(i) AS x FROM "Customer" i',
     'SELECT md5(i::text) AS x FROM "Customer" i',
     'SELECT coalesce(i, i) AS x FROM "Customer" AS i',
-    'SELECT (i)."Email" AS x FROM "Customer" i',
-    'SELECT (i.*)."Email" AS x FROM "Customer" i',
     'SELECT "Customer" FROM "Customer"',
     'SELECT "Customer"::text AS x FROM "Customer"',
     'SELECT i FROM "Customer" AS i',
@@ -77,6 +75,20 @@ def test_a_whole_row_reference_reads_every_column(sql: str) -> None:
     admin = check(sql, ADMIN)
     assert admin.ok, admin.message
     assert EVERY_CUSTOMER_COLUMN <= admin.columns
+
+
+@pytest.mark.parametrize("dialect", [PG, DUCKDB])
+def test_a_field_of_a_row_reads_that_column_only(dialect: str) -> None:
+    """``(alias).col`` and ``(alias.*).col`` read ``col``, not the whole row: the denied
+    column is refused, an allowed one answers (no false refusal)."""
+    for row in ("(i)", "(i.*)"):
+        assert_refused(check(f'SELECT {row}."Email" AS x FROM "Customer" i', dialect=dialect))
+        assert check(f'SELECT {row}."Email" AS x FROM "Customer" i', ADMIN, dialect=dialect).columns == {
+            "Customer.Email"
+        }
+        allowed = check(f'SELECT {row}."Name" AS x FROM "Customer" i', dialect=dialect)
+        assert allowed.ok, allowed.message
+        assert allowed.columns == {"Customer.Name"}
 
 
 @pytest.mark.parametrize("sql", [

@@ -75,6 +75,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "cast_oracle": ("casts to regclass / regrole / regproc / oid and to a table's row type", "guard (casts only to scalar types); PG db_role"),
     "alias_columns": ("table alias column lists renaming a denied column: FROM t AS a(x, y, ...)", "validator (alias columns resolved positionally to the real ones); PG db_role"),
     "duckdb_forms": ("DuckDB's own forms: #n positional columns, SUMMARIZE, DESCRIBE, SHOW, PIVOT / UNPIVOT, x.f() method calls, file readers", "guard (statement and syntax allow-lists, function allow-list); read-only file with external access off"),
+    "table_function": ("table functions in FROM: the allow-listed value makers (generate_series, unnest, range) given a denied column or a subquery as argument, and a field of a row ((alias).col) that is denied", "validator (only generate_series/unnest on PostgreSQL, range/generate_series/unnest on DuckDB, with arguments that read nothing; unnest's arguments are read as columns; (alias).col reads col); PG db_role"),
     "control": ("false-refusal controls: string_agg, chr(), ARRAY(subquery), ordinary casts and aliases must answer", "the allow-lists admit them (checked by the dialect's own names)"),
 }
 
@@ -658,6 +659,16 @@ add("duck_set", "duckdb_forms", "SET enable_external_access = true", DUCK)
 add("duck_getenv", "duckdb_forms", "SELECT getenv('HOME') AS x", DUCK)
 add("duck_current_setting", "duckdb_forms", "SELECT current_setting('threads') AS x", DUCK)
 
+# table functions (the allow-listed ones) whose arguments read: refused for every role (the
+# validator admits only arguments that read nothing); unnest's arguments are read as columns
+leak("tf_series_denied_arg", "table_function", 'SELECT g FROM "Customer" c, generate_series(1, length(c."Secret")) AS g', (PG,), roles=ANY_ROLE)
+leak("tf_series_denied_arg_duckdb", "table_function", 'SELECT g FROM "Customer" c, generate_series(1, length(c."Secret")) AS t(g)', DUCK, roles=ANY_ROLE, adapter="skip")
+leak("tf_range_denied_arg", "table_function", 'SELECT r FROM "Customer" c, range(length(c."Secret")) AS t(r)', DUCK, roles=ANY_ROLE, adapter="skip")
+leak("tf_series_subquery_arg", "table_function", {PG: 'SELECT g FROM generate_series(1, (SELECT length(max("Secret")) FROM "Customer")) AS g', DUCKDB: 'SELECT g FROM generate_series(1, (SELECT length(max("Secret")) FROM "Customer")) AS t(g)'}, (PG, DUCKDB), roles=ANY_ROLE, adapter="skip")
+leak("tf_unnest_denied", "table_function", {PG: 'SELECT x FROM "Customer" c, unnest(ARRAY[c."Secret"]) AS u(x)', DUCKDB: 'SELECT x FROM "Customer" c, unnest([c."Secret"]) AS u(x)'}, (PG, DUCKDB), adapter="skip")
+leak("tf_field_of_row_duckdb", "table_function", 'SELECT (c)."Secret" AS x FROM "Customer" c', DUCK, adapter="skip")
+leak("tf_field_of_row_star_secret", "table_function", 'SELECT (c.*)."Secret" AS x FROM "Customer" c', (PG,))
+
 # false-refusal controls: these must answer, for every role that may read what they read
 OK_BOTH = {"admin": "ok", "viewer": "ok"}
 
@@ -681,7 +692,18 @@ control("ok_alias_join", 'SELECT c."Name", a."note" FROM "Customer" c JOIN "Audi
 control("ok_alias_columns", 'SELECT n.line FROM "Audit" AS n(line)', (PG, DUCKDB))
 control("ok_alias_columns_name", 'SELECT t.who FROM "Customer" AS t("CustomerId", who)', (PG, DUCKDB))
 control("ok_field_of_row", 'SELECT (a)."note" AS x FROM "Audit" a', (PG,))
-control("ok_function_alias_column", "SELECT s.n, g FROM generate_series(1, 3) AS s(n), generate_series(1, 2) AS g", (PG,), roles={})  # the validator reads no table functions: adapter only
+control("ok_function_alias_column", "SELECT s.n, g FROM generate_series(1, 3) AS s(n), generate_series(1, 2) AS g", (PG,))
+control("ok_generate_series", {PG: "SELECT g FROM generate_series(1, 3) AS g", DUCKDB: "SELECT g FROM generate_series(1, 3) AS t(g)"}, (PG, DUCKDB))
+control("ok_range", "SELECT range FROM range(3)", DUCK)
+control("ok_range_alias", "SELECT r FROM range(1, 4) AS t(r)", DUCK)
+control("ok_unnest", {PG: "SELECT x FROM unnest(ARRAY[1, 2]) AS u(x)", DUCKDB: "SELECT x FROM unnest([1, 2]) AS u(x)"}, (PG, DUCKDB))
+control("ok_series_beside_a_table", {PG: 'SELECT c."Name", g FROM "Customer" c, generate_series(1, 2) AS g', DUCKDB: 'SELECT c."Name", g FROM "Customer" c, range(2) AS t(g)'}, (PG, DUCKDB))
+control("ok_field_of_allowed_column", 'SELECT (c)."Name" AS x FROM "Customer" c', DUCK)
+# PostgreSQL checks a whole-row reference against every column's GRANT, so under the viewer's
+# db_role (column grants) the server itself denies (c)."Name": the viewer is checked on DuckDB
+# above and by tests/engine/test_validator_security.py
+control("ok_field_of_allowed_column_pg", 'SELECT (c)."Name" AS x FROM "Customer" c', (PG,), roles={"admin": "ok"})
+control("ok_field_of_row_star", 'SELECT (c.*)."Name" AS x FROM "Customer" c', (PG,), roles={"admin": "ok"})
 control("ok_extract", """SELECT EXTRACT(YEAR FROM DATE '2024-05-01') AS y, date_trunc('month', DATE '2024-05-07') AS m""", (PG, DUCKDB))
 
 # ---------------------------------------------------------------------------------------------
