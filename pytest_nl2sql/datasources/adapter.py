@@ -525,8 +525,7 @@ class Adapter:
             raise QueryError("timeout", self._timeout_text())
         if kind == "unreachable":
             raise QueryError("unreachable", f"datasource {self.name!r}: {self.scrub(message)}")
-        return_message = self.scrub(message)
-        raise QueryError("sql_error", return_message)
+        raise QueryError("sql_error", self.scrub(message))
 
     def _timeout_text(self) -> str:
         return (

@@ -182,7 +182,11 @@ class ChildPool:
                     candidate.kill()
         if child is None:
             child = DuckChild(self.database)
-        answer = child.ask(sql, limit, timeout_s, max_result_bytes)  # ChildLost: child is killed
+        try:
+            answer = child.ask(sql, limit, timeout_s, max_result_bytes)  # ChildLost: child is killed
+        except BaseException:  # Ctrl-C while waiting: the query is abandoned with its child
+            child.kill()
+            raise
         with self._lock:
             if len(self._idle) < self.size and child.alive():
                 self._idle.append(child)

@@ -76,7 +76,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "alias_columns": ("table alias column lists renaming a denied column: FROM t AS a(x, y, ...)", "validator (alias columns resolved positionally to the real ones); PG db_role"),
     "duckdb_forms": ("DuckDB's own forms: #n positional columns, SUMMARIZE, DESCRIBE, SHOW, PIVOT / UNPIVOT, x.f() method calls, file readers", "guard (statement and syntax allow-lists, function allow-list); read-only file with external access off"),
     "table_function": ("table functions in FROM: the allow-listed value makers (generate_series, unnest, range) given a denied column or a subquery as argument, and a field of a row ((alias).col) that is denied", "validator (only generate_series/unnest on PostgreSQL, range/generate_series/unnest on DuckDB, with arguments that read nothing; unnest's arguments are read as columns; (alias).col reads col); PG db_role"),
-    "control": ("false-refusal controls: string_agg, chr(), ARRAY(subquery), ordinary casts and aliases must answer", "the allow-lists admit them (checked by the dialect's own names)"),
+    "control": ("false-refusal controls: string_agg, chr(), ARRAY(subquery), ordinary casts and aliases, allow-listed table functions, a field of an allowed column must answer", "the allow-lists admit them (checked by the dialect's own names)"),
 }
 
 
