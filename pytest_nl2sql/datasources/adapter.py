@@ -444,8 +444,9 @@ class Adapter:
 
         A server that stops answering (frozen, or a host gone silent) would otherwise hold an
         item until the socket gives up. The abandoned thread ends when the socket does
-        (keepalives, ``tcp_user_timeout``) or when the server answers; its connection is
-        never reused. After ``unreachable_after`` waits in a row that ran out (a query, or a
+        (keepalives, ``tcp_user_timeout``) or when the server answers again (its connection
+        then goes back to the pool as after any query; Ctrl-C while waiting leaves it to
+        ``statement_timeout``). After ``unreachable_after`` waits in a row that ran out (a query, or a
         connection attempt that took the whole ``timeout_s``), further queries fail at once.
         """
         if self.dialect != "postgresql":
