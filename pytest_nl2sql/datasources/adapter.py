@@ -1,14 +1,13 @@
 """One adapter for any SQLAlchemy URL: run one read-only query, get normalized rows back.
 
-Every query passes the statement guard first, and then meets a database that is itself
-read-only: SQLite is opened with ``mode=ro`` and ``PRAGMA query_only``, PostgreSQL sessions
-default to read-only transactions, DuckDB is opened ``read_only`` with external access off.
-Each query runs in its own transaction, which is rolled back. A runaway query is cancelled
-after ``timeout_s`` (SQLite progress handler, PostgreSQL ``statement_timeout`` and a cancel
-request, DuckDB interrupt); the deadline covers the whole answer, fetching the rows included.
-A result is bounded in rows (``row_limit``) and in bytes (``max_result_bytes``, default
-:data:`DEFAULT_MAX_RESULT_BYTES`), counted while the rows are fetched. Failures are ``QueryError`` values with a ``kind`` a caller can branch on; a
-failed query never spoils the next one, since a connection in doubt is thrown away.
+Every query passes the statement guard, then meets a database that is itself read-only
+(SQLite ``mode=ro`` + ``query_only``; PostgreSQL read-only transactions; DuckDB ``read_only``
+with external access off, in a memory-capped child process: ``duckchild``), in its own
+transaction, rolled back. ``timeout_s`` covers the whole answer, fetching included (SQLite
+progress handler; PostgreSQL ``statement_timeout``, a cancel request and the client's own
+deadline, ``deadline``; DuckDB interrupt and the child's kill). A result is bounded in rows
+(``row_limit``) and bytes (``max_result_bytes``, ``budget``). Failures are ``QueryError``
+values with a ``kind``; a connection in doubt is thrown away.
 """
 
 from __future__ import annotations
@@ -33,14 +32,17 @@ from sqlalchemy.pool import QueuePool
 
 from pytest_nl2sql.config import RolePolicy, redact_url
 from pytest_nl2sql.datasources.authorizer import base_authorizer, query_authorizer
-from pytest_nl2sql.datasources.duckchild import (
-    CHILD_MEMORY_BYTES,
-    GRACE_S,
-    ChildLost,
-    ChildPool,
+from pytest_nl2sql.datasources.budget import (
+    DEFAULT_MAX_RESULT_BYTES,
+    PG_OVER_BUDGET,
+    OverBudget,
+    pg_bounded,
     value_bytes,
 )
+from pytest_nl2sql.datasources.deadline import DEFAULT_UNREACHABLE_AFTER, GRACE_S, ClientDeadline
+from pytest_nl2sql.datasources.duckchild import CHILD_MEMORY_BYTES, ChildPool
 from pytest_nl2sql.datasources.guard import StatementRefused, StatementUnparseable, check_statement
+from pytest_nl2sql.datasources.pglogin import login_privileges
 from pytest_nl2sql.suitefile.values import normalize_row
 
 __all__ = ["Adapter", "QueryError", "QueryResult", "QUERY_ERROR_KINDS"]
@@ -54,47 +56,7 @@ SQLITE_MAX_VALUE_BYTES = 64 * 1024 * 1024
 #: The most memory SQLite may hold in this process (PRAGMA hard_heap_limit; only ever lowered).
 SQLITE_HEAP_LIMIT_BYTES = 1024 * 1024 * 1024
 _SQLITE_MAX_SQL_BYTES = 1_000_000
-#: The most bytes one result may hold (its values' sizes, counted while fetching), by default.
-DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024
 _FETCH_BATCH = 500
-#: After this many queries in a row without an answer from the server by the client deadline
-#: (``timeout_s`` + GRACE_S), a datasource's further queries fail at once as ``unreachable``.
-DEFAULT_UNREACHABLE_AFTER = 3
-_PG_OVER_BUDGET = "nl2sql: the result exceeds max_result_bytes at"
-
-# What makes a PostgreSQL login privileged: superuser or role/database creation rights,
-# membership in the server-file roles, any write privilege on a table, CREATE on a schema
-# or on the database.
-_PG_PRIVILEGES_SQL = """
-SELECT r.rolsuper, r.rolcreaterole, r.rolcreatedb, r.rolbypassrls,
-  EXISTS (SELECT 1 FROM pg_roles s WHERE s.rolname IN
-            ('pg_write_server_files', 'pg_read_server_files', 'pg_execute_server_program',
-             'pg_signal_backend', 'pg_write_all_data')
-          AND pg_has_role(current_user, s.oid, 'USAGE')),
-  EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
-            AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-            AND n.nspname NOT LIKE 'pg\\_%'
-            AND (has_table_privilege(c.oid, 'INSERT') OR has_table_privilege(c.oid, 'UPDATE')
-                 OR has_table_privilege(c.oid, 'DELETE') OR has_table_privilege(c.oid, 'TRUNCATE'))),
-  EXISTS (SELECT 1 FROM pg_namespace n
-          WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
-            AND n.nspname NOT LIKE 'pg\\_%' AND has_schema_privilege(n.oid, 'CREATE')),
-  has_database_privilege(current_database(), 'CREATE'),
-  current_user
-FROM pg_roles r WHERE r.rolname = current_user
-"""
-_PG_PRIVILEGE_NAMES = (
-    "is a superuser",
-    "may create roles",
-    "may create databases",
-    "bypasses row-level security",
-    "is a member of a server-file or signal role",
-    "may write to a table",
-    "may create objects in a schema",
-    "may create schemas in the database",
-)
-
 
 @attrs.frozen
 class QueryResult:
@@ -157,7 +119,6 @@ class Adapter:
             )
         self.name = name
         self.unreachable_after = unreachable_after
-        self._stalls = 0  # queries in a row the server left unanswered past the client deadline
         self._duck_pool: ChildPool | None = None
         self.row_limit = row_limit
         self.max_result_bytes = max_result_bytes
@@ -165,6 +126,7 @@ class Adapter:
         self.dialect: str = parsed.get_backend_name()
         self._url: URL = parsed
         self._secrets = _secrets_of(parsed)
+        self._deadline = ClientDeadline(self.name, self.url, self.timeout_s, unreachable_after, QueryError)
         self._engine: sa.Engine | None = None
         self._lock = threading.Lock()
         self.allow_privileged_login = allow_privileged_login
@@ -339,22 +301,14 @@ class Adapter:
         if self.allow_privileged_login:
             self._login_checked = True
             return
-        cursor = connection.cursor()
-        try:
-            cursor.execute(_PG_PRIVILEGES_SQL)
-            row = cursor.fetchone()
-        finally:
-            with contextlib.suppress(Exception):
-                cursor.close()
-            with contextlib.suppress(Exception):
-                connection.rollback()
-        if row is None:
+        found = login_privileges(connection)
+        if found is None:
             return
-        reasons = [text for flag, text in zip(row[:-1], _PG_PRIVILEGE_NAMES, strict=True) if flag]
+        login, reasons = found
         if reasons:
             raise QueryError(
                 "refused",
-                f"datasource {self.name!r}: the login {row[-1]!r} {', '.join(reasons)}; "
+                f"datasource {self.name!r}: the login {login!r} {', '.join(reasons)}; "
                 "pytest-nl2sql only reads, so connect as a role that may only SELECT "
                 "(docs/security.md shows how to make one), or set "
                 f"allow_privileged_login: true for {self.name!r} in nl2sql.yaml",
@@ -408,7 +362,7 @@ class Adapter:
         """Run an admitted query on a pooled connection of this process."""
         wrapped = self.dialect == "postgresql"
         if wrapped:
-            sql = _pg_bounded(sql, self.max_result_bytes)
+            sql = pg_bounded(sql, self.max_result_bytes)
         connection = self._checkout()
         deadline = _Deadline(time.monotonic() + self.timeout_s)
         healthy = False
@@ -438,59 +392,13 @@ class Adapter:
         )
 
     def within_deadline(self, run: Any, wait_s: float | None = None) -> Any:
-        """``run()``, which talks to the server; on PostgreSQL in a worker thread the caller
-        waits for at most ``wait_s`` (default ``timeout_s`` + GRACE_S). Other databases are
-        files in this process (or a DuckDB child with its own deadline): ``run()`` runs here.
-
-        A server that stops answering (frozen, or a host gone silent) would otherwise hold an
-        item until the socket gives up. The abandoned thread ends when the socket does
-        (keepalives, ``tcp_user_timeout``) or when the server answers again (its connection
-        then goes back to the pool as after any query; Ctrl-C while waiting leaves it to
-        ``statement_timeout``). After ``unreachable_after`` waits in a row that ran out (a query, or a
-        connection attempt that took the whole ``timeout_s``), further queries fail at once.
-        """
+        """``run()``, which talks to the server: on PostgreSQL the caller waits at most
+        ``wait_s`` (default ``timeout_s`` + GRACE_S), see :class:`~.deadline.ClientDeadline`;
+        other databases run it here (files in this process, or a DuckDB child with its own
+        deadline)."""
         if self.dialect != "postgresql":
             return run()
-        if self._stalls >= self.unreachable_after:
-            raise QueryError("unreachable", self._stalled_text())
-        wait_s = self.timeout_s + GRACE_S if wait_s is None else wait_s
-        outcome: list[Any] = []
-
-        def work() -> None:
-            try:
-                outcome.append(run())
-            except BaseException as error:  # handed to the caller
-                outcome.append(error)
-
-        started = time.monotonic()
-        worker = threading.Thread(target=work, name=f"nl2sql-query-{self.name}", daemon=True)
-        worker.start()
-        worker.join(wait_s)
-        if worker.is_alive():
-            self._stalls += 1
-            if self._stalls >= self.unreachable_after:
-                raise QueryError("unreachable", self._stalled_text())
-            raise QueryError(
-                "timeout",
-                f"datasource {self.name!r} ({self.url}) gave no answer within {wait_s:g} s "
-                f"(timeout_s {self.timeout_s:g} s + {wait_s - self.timeout_s:g} s); the query was abandoned",
-            )
-        result = outcome[0]
-        if isinstance(result, QueryError) and result.kind == "unreachable":
-            if time.monotonic() - started >= self.timeout_s:  # a connection attempt that timed out
-                self._stalls += 1
-            raise result
-        self._stalls = 0
-        if isinstance(result, BaseException):
-            raise result
-        return result
-
-    def _stalled_text(self) -> str:
-        return (
-            f"datasource {self.name!r} ({self.url}) is unreachable: {self._stalls} queries in a "
-            f"row got no answer within timeout_s + {GRACE_S:g} s, so its remaining queries are "
-            "not sent (check the server; unreachable_after in nl2sql.yaml sets how many)"
-        )
+        return self._deadline.run(run, wait_s)
 
     def _execute_in_child(self, sql: str, limit: int) -> QueryResult:
         """Run an admitted DuckDB query in a memory-capped child process (``duckchild``)."""
@@ -505,28 +413,20 @@ class Adapter:
                     )
                 self._duck_pool = ChildPool(str(path.absolute()) if path is not None else ":memory:")
             pool = self._duck_pool
-        try:
-            answer = pool.ask(sql, limit, self.timeout_s, self.max_result_bytes)
-        except ChildLost as lost:
-            if lost.why == "timeout":
-                raise QueryError("timeout", self._timeout_text()) from None
-            if lost.why == "too_large":
-                raise QueryError("sql_error", self._too_large_text()) from None
-            raise QueryError("sql_error", self._memory_text(lost.detail)) from None
+        answer = pool.ask(sql, limit, self.timeout_s, self.max_result_bytes)
         if answer[0] == "ok":
             _, columns, fetched, truncated, elapsed = answer
             rows = [normalize_row(row) for row in fetched[:limit]]
             return QueryResult(columns=columns, rows=rows, truncated=truncated, elapsed_s=elapsed)
         _, kind, message = answer
-        if kind == "too_large":
-            raise QueryError("sql_error", self._too_large_text())
-        if kind == "memory":
-            raise QueryError("sql_error", self._memory_text(message))
-        if kind == "timeout":
-            raise QueryError("timeout", self._timeout_text())
-        if kind == "unreachable":
-            raise QueryError("unreachable", f"datasource {self.name!r}: {self.scrub(message)}")
-        raise QueryError("sql_error", self.scrub(message))
+        texts = {
+            "too_large": ("sql_error", self._too_large_text),
+            "memory": ("sql_error", lambda: self._memory_text(message)),  # the child died, or said so
+            "timeout": ("timeout", self._timeout_text),
+            "unreachable": ("unreachable", lambda: f"datasource {self.name!r}: {self.scrub(message)}"),
+        }
+        error_kind, text = texts.get(kind, ("sql_error", lambda: self.scrub(message)))
+        raise QueryError(error_kind, text())
 
     def _timeout_text(self) -> str:
         return (
@@ -541,10 +441,9 @@ class Adapter:
         )
 
     def _memory_text(self, detail: str) -> str:
-        cap = CHILD_MEMORY_BYTES / 1024**3
         why = f" ({detail})" if detail else ""
         return (
-            f"the query needed more than the {cap:g} GiB a DuckDB query may use{why} and was "
+            f"the query needed more than the {CHILD_MEMORY_BYTES / 1024**3:g} GiB a DuckDB query may use{why} and was "
             f"stopped (datasource {self.name!r}): the result exceeds max_result_bytes "
             f"({self.max_result_bytes:,} bytes) or the query is too large; select fewer or shorter values"
         )
@@ -561,7 +460,7 @@ class Adapter:
                 size += value_bytes(row)
             rows.extend(batch)
             if size > self.max_result_bytes:
-                raise _TooLarge(size)
+                raise OverBudget(size)
             if time.monotonic() > deadline.stop_at:
                 deadline.hit = True
                 raise _Expired()
@@ -681,8 +580,8 @@ class Adapter:
         original = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
         message = self.scrub(_first_message(original, full=True))
         timeout_text = self._timeout_text()
-        if isinstance(original, _TooLarge) or (
-            getattr(original, "sqlstate", None) == "22P02" and _PG_OVER_BUDGET in message
+        if isinstance(original, OverBudget) or (
+            getattr(original, "sqlstate", None) == "22P02" and PG_OVER_BUDGET in message
         ):
             return QueryError("sql_error", self._too_large_text())
         if self.dialect == "sqlite" and "string or blob too big" in message:
@@ -751,31 +650,8 @@ class _Deadline:
     hit: bool = False
 
 
-class _TooLarge(Exception):
-    """A result over the byte budget (raised while fetching)."""
-
-
 class _Expired(Exception):
     """The deadline passed while the rows were fetched."""
-
-
-def _pg_bounded(sql: str, max_result_bytes: int) -> str:
-    """``sql`` wrapped so the server refuses a row that takes the result past the budget.
-
-    The rows keep their order and columns; one column is added (and dropped on fetch) that
-    raises an error naming the size once the running total of the rows' text length passes
-    ``max_result_bytes`` -- the server builds a huge value, the client never receives it. Built
-    after the guard admitted ``sql``; a trailing ``;`` and comments after the last token go.
-    """
-    from sqlglot.dialects.postgres import Postgres
-
-    tokens = [t for t in Postgres().tokenize(sql) if t.token_type.name != "SEMICOLON"]
-    body = sql[: tokens[-1].end + 1] if tokens else sql
-    size = "length(ROW(nl2sql_q.*)::text)"
-    return (
-        f"SELECT nl2sql_q.*, CASE WHEN sum({size}) OVER (ROWS UNBOUNDED PRECEDING) > {int(max_result_bytes)} "
-        f"THEN ('{_PG_OVER_BUDGET} ' || {size})::integer END AS nl2sql_budget FROM (\n{body}\n) AS nl2sql_q"
-    )
 
 
 def _pg_cancel(driver: Any) -> Any:

@@ -29,27 +29,15 @@ import threading
 import time
 from typing import Any, BinaryIO
 
-__all__ = ["CHILD_MEMORY_BYTES", "GRACE_S", "DuckChild", "value_bytes"]
+from pytest_nl2sql.datasources.budget import OverBudget, value_bytes
+from pytest_nl2sql.datasources.deadline import GRACE_S
+
+__all__ = ["CHILD_MEMORY_BYTES", "ChildLost", "ChildPool", "DuckChild"]
 
 #: The address space one DuckDB child may use (RLIMIT_AS).
 CHILD_MEMORY_BYTES = 3 * 1024**3
-#: How long past ``timeout_s`` the caller waits for a child before it kills it.
-GRACE_S = 2.0
 _HEADER = struct.Struct(">Q")
 _FETCH_BATCH = 500
-
-
-def value_bytes(value: Any, depth: int = 0) -> int:
-    """About how many bytes ``value`` holds (strings and blobs by length, containers summed)."""
-    if isinstance(value, (str, bytes, bytearray, memoryview)):
-        return len(value) + 8
-    if depth < 4 and isinstance(value, (tuple, list)):
-        return 8 + sum(value_bytes(v, depth + 1) for v in value)
-    if depth < 4 and isinstance(value, dict):
-        return 8 + sum(value_bytes(k, depth + 1) + value_bytes(v, depth + 1) for k, v in value.items())
-    if depth >= 4 and isinstance(value, (tuple, list, dict)):
-        return len(repr(value))
-    return 16
 
 
 def frame_cap(max_result_bytes: int) -> int:
@@ -183,7 +171,9 @@ class ChildPool:
         if child is None:
             child = DuckChild(self.database)
         try:
-            answer = child.ask(sql, limit, timeout_s, max_result_bytes)  # ChildLost: child is killed
+            answer = child.ask(sql, limit, timeout_s, max_result_bytes)
+        except ChildLost as lost:  # the child is killed already
+            return ("error", "memory" if lost.why == "died" else lost.why, lost.detail)
         except BaseException:  # Ctrl-C while waiting: the query is abandoned with its child
             child.kill()
             raise
@@ -203,10 +193,6 @@ class ChildPool:
 
 
 # -- the child -----------------------------------------------------------------------------------
-
-
-class _TooLarge(Exception):
-    pass
 
 
 def _serve(database: str, memory_bytes: int) -> None:  # pragma: no cover - runs in the child
@@ -285,13 +271,13 @@ def _run(connection: Any, sql: str, limit: int, timeout_s: float, max_result_byt
             for row in batch:
                 size += value_bytes(row)
                 if size > max_result_bytes:
-                    raise _TooLarge()
+                    raise OverBudget()
             rows.extend(batch)
             if time.monotonic() > stop_at:
                 hit[0] = True
                 raise duckdb.InterruptException("deadline")
         return ("ok", columns, rows, len(rows) > limit, time.perf_counter() - started)
-    except _TooLarge:
+    except OverBudget:
         return ("error", "too_large", "")
     except duckdb.OutOfMemoryException as error:
         return ("error", "memory", str(error).splitlines()[0] if str(error) else "")

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine.reflection import ObjectKind
 
 from pytest_nl2sql.datasources.adapter import Adapter, QueryError
-from pytest_nl2sql.datasources.duckchild import GRACE_S
+from pytest_nl2sql.datasources.deadline import GRACE_S
 from pytest_nl2sql.suitefile.values import normalize_value
 
 __all__ = [

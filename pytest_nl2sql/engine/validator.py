@@ -48,15 +48,11 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.schema import MappingSchema
 
 from pytest_nl2sql.config.policy import RolePolicy
-from pytest_nl2sql.datasources.guard import (
-    StatementRefused,
-    check_statement,
-    parse_shared,
-    resolve_function,
-)
+from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, parse_shared
 from pytest_nl2sql.datasources.memo import Memo, text_key
 from pytest_nl2sql.datasources.syntax import unwrap_paren
 from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
+from pytest_nl2sql.engine.tablefunctions import safe_table_functions
 
 __all__ = [
     "REFUSAL_MESSAGE",
@@ -83,12 +79,6 @@ _OWN_SCHEMAS: dict[str | None, frozenset[str]] = {
 }
 #: SQLite's pseudo-columns: each reads the table's rowid (its INTEGER PRIMARY KEY, if any).
 ROWID_NAMES = frozenset({"rowid", "oid", "_rowid_"})
-#: Table functions a query may call in FROM, per database, when their arguments read no column
-#: (no column, subquery or row): they make values and read no table.
-SAFE_TABLE_FUNCTIONS: dict[str, frozenset[str]] = {
-    "postgresql": frozenset({"generate_series", "unnest"}),
-    "duckdb": frozenset({"range", "generate_series", "unnest"}),
-}
 _CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
 _CATALOG_PREFIXES = ("pg_", "sqlite_", "pragma_")
 
@@ -453,34 +443,6 @@ def _alias_column_lists(tree: exp.Expression, known: _Schema) -> Validation | No
     return None
 
 
-def _safe_table_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
-    """Replace each allow-listed table function in FROM (:data:`SAFE_TABLE_FUNCTIONS`) whose
-    arguments read nothing by ``(SELECT NULL AS out, ...) AS alias``, in place, for the
-    analysis only (the SQL that runs is the one written): its outputs are then names of the
-    query that read no table. Any other table function stays, and is refused."""
-    allowed = SAFE_TABLE_FUNCTIONS.get(dialect.lower(), frozenset())
-    for table in list(tree.find_all(exp.Table)):
-        func = table.this
-        if not isinstance(func, exp.Func) or isinstance(table.parent, exp.JoinHint):
-            continue
-        try:
-            name = resolve_function(func, sql, dialect.lower())
-        except Exception:  # noqa: BLE001 - a call that cannot be named is not allow-listed
-            continue
-        if name not in allowed:
-            continue
-        if any(func.find_all(exp.Column, exp.Star, exp.Query, exp.Subquery, exp.Table, exp.Dot)):
-            continue  # an argument reads something: refused as a table function
-        alias = table.args.get("alias")
-        alias_name = alias.name if isinstance(alias, exp.TableAlias) and alias.name else name
-        if isinstance(alias, exp.TableAlias) and alias.columns:
-            outputs = [c.name for c in alias.columns]
-        else:  # PostgreSQL names the one column after the alias, DuckDB after the function
-            outputs = list(dict.fromkeys([alias_name.lower(), name]))
-        select = exp.select(*(exp.alias_(exp.Null(), o) for o in outputs))
-        table.replace(exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(alias_name))))
-
-
 def _narrow_field_selections(scopes: list[Scope], known: _Schema) -> None:
     """Rewrite ``(alias).col`` and ``(alias.*).col`` as ``alias.col``, in place, so that they
     read that one column and not the whole row. Only where ``alias`` names a table or
@@ -632,7 +594,7 @@ def _validate(
     renamed = _alias_column_lists(tree, known)
     if isinstance(renamed, Validation):
         return cannot_analyse(renamed.message) if restricted else renamed
-    _safe_table_functions(tree, sql, dialect)
+    safe_table_functions(tree, sql, dialect)
 
     qualified = _resolve_qualifiers(tree, d, spelled)
     if isinstance(qualified, Validation):

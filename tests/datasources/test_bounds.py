@@ -81,3 +81,20 @@ def test_max_result_bytes_is_a_datasource_key(tmp_path, sqlite_path) -> None:
         f"    url: sqlite:///{sqlite_path}\n    description: d\n"
     )
     assert load_config(tmp_path / "nl2sql.yaml").datasources["shop"].max_result_bytes == 64 * 1024 * 1024
+
+
+def test_unreachable_after_is_a_datasource_key(tmp_path, sqlite_path) -> None:
+    (tmp_path / "nl2sql.yaml").write_text(
+        "version: 1\ndatasources:\n  shop:\n"
+        f"    url: sqlite:///{sqlite_path}\n    description: d\n    unreachable_after: 5\n"
+    )
+    config = load_config(tmp_path / "nl2sql.yaml")
+    assert config.datasources["shop"].unreachable_after == 5
+    with DatasourceRegistry.from_config(config) as registry:
+        assert registry.get("shop").unreachable_after == 5
+    (tmp_path / "nl2sql.yaml").write_text(
+        "version: 1\ndatasources:\n  shop:\n"
+        f"    url: sqlite:///{sqlite_path}\n    description: d\n    unreachable_after: 0\n"
+    )
+    with pytest.raises(Exception, match="unreachable_after"):
+        load_config(tmp_path / "nl2sql.yaml")
