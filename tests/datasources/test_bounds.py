@@ -64,37 +64,19 @@ def test_the_timeout_covers_fetching_the_rows(request: pytest.FixtureRequest, ki
     assert adapter.execute("SELECT COUNT(*) AS n FROM items").rows == [(4,)]
 
 
-def test_max_result_bytes_is_a_datasource_key(tmp_path, sqlite_path) -> None:
-    (tmp_path / "nl2sql.yaml").write_text(
-        "version: 1\ndatasources:\n  shop:\n"
-        f"    url: sqlite:///{sqlite_path}\n    description: d\n    max_result_bytes: 4096\n"
-    )
+@pytest.mark.parametrize(
+    ("key", "value", "default", "bad"),
+    [("max_result_bytes", 4096, 64 * 1024 * 1024, 100), ("unreachable_after", 5, 3, 0)],
+)
+def test_bounds_are_datasource_keys(tmp_path, sqlite_path, key: str, value: int, default: int, bad: int) -> None:
+    head = f"version: 1\ndatasources:\n  shop:\n    url: sqlite:///{sqlite_path}\n    description: d\n"
+    (tmp_path / "nl2sql.yaml").write_text(f"{head}    {key}: {value}\n")
     config = load_config(tmp_path / "nl2sql.yaml")
-    assert config.datasources["shop"].max_result_bytes == 4096
-    registry = DatasourceRegistry.from_config(config)
-    try:
-        assert registry.get("shop").max_result_bytes == 4096
-    finally:
-        registry.close()
-    (tmp_path / "nl2sql.yaml").write_text(
-        "version: 1\ndatasources:\n  shop:\n"
-        f"    url: sqlite:///{sqlite_path}\n    description: d\n"
-    )
-    assert load_config(tmp_path / "nl2sql.yaml").datasources["shop"].max_result_bytes == 64 * 1024 * 1024
-
-
-def test_unreachable_after_is_a_datasource_key(tmp_path, sqlite_path) -> None:
-    (tmp_path / "nl2sql.yaml").write_text(
-        "version: 1\ndatasources:\n  shop:\n"
-        f"    url: sqlite:///{sqlite_path}\n    description: d\n    unreachable_after: 5\n"
-    )
-    config = load_config(tmp_path / "nl2sql.yaml")
-    assert config.datasources["shop"].unreachable_after == 5
+    assert getattr(config.datasources["shop"], key) == value
     with DatasourceRegistry.from_config(config) as registry:
-        assert registry.get("shop").unreachable_after == 5
-    (tmp_path / "nl2sql.yaml").write_text(
-        "version: 1\ndatasources:\n  shop:\n"
-        f"    url: sqlite:///{sqlite_path}\n    description: d\n    unreachable_after: 0\n"
-    )
-    with pytest.raises(Exception, match="unreachable_after"):
+        assert getattr(registry.get("shop"), key) == value
+    (tmp_path / "nl2sql.yaml").write_text(head)
+    assert getattr(load_config(tmp_path / "nl2sql.yaml").datasources["shop"], key) == default
+    (tmp_path / "nl2sql.yaml").write_text(f"{head}    {key}: {bad}\n")
+    with pytest.raises(Exception, match=key):
         load_config(tmp_path / "nl2sql.yaml")
