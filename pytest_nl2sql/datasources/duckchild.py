@@ -52,7 +52,7 @@ def _write(stream: BinaryIO, message: Any) -> None:
 
 
 def _read_exactly(fd: int, size: int, stop_at: float | None) -> bytes | None:
-    """``size`` bytes from ``fd``; None at end of file or when ``stop_at`` passes first."""
+    """``size`` bytes from ``fd``; None when ``stop_at`` passes first; EOFError at the end."""
     chunks: list[bytes] = []
     while size:
         if stop_at is not None:
@@ -61,7 +61,7 @@ def _read_exactly(fd: int, size: int, stop_at: float | None) -> bytes | None:
                 return None
         chunk = os.read(fd, min(size, 1 << 20))
         if not chunk:
-            return None
+            raise EOFError
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
@@ -100,20 +100,21 @@ class DuckChild:
             raise ChildLost("died", self._exit_text()) from None
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
-        header = _read_exactly(fd, _HEADER.size, stop_at)
-        if header is None:
-            why = "timeout" if self.process.poll() is None else "died"
+        body: bytes | None = None
+        try:
+            header = _read_exactly(fd, _HEADER.size, stop_at)
+            if header is not None:
+                (size,) = _HEADER.unpack(header)
+                if size > frame_cap(max_result_bytes):
+                    self.kill()
+                    raise ChildLost("too_large")
+                body = _read_exactly(fd, size, stop_at)
+        except EOFError:  # the child ended (killed for its memory, or by anyone)
             self.kill()
-            raise ChildLost(why, self._exit_text())
-        (size,) = _HEADER.unpack(header)
-        if size > frame_cap(max_result_bytes):
+            raise ChildLost("died", self._exit_text()) from None
+        if header is None or body is None:
             self.kill()
-            raise ChildLost("too_large")
-        body = _read_exactly(fd, size, stop_at)
-        if body is None:
-            why = "timeout" if self.process.poll() is None else "died"
-            self.kill()
-            raise ChildLost(why, self._exit_text())
+            raise ChildLost("timeout")
         return pickle.loads(body)  # noqa: S301 - written by this module in the child
 
     def alive(self) -> bool:
@@ -221,12 +222,11 @@ def _serve(database: str, memory_bytes: int) -> None:  # pragma: no cover - runs
     except Exception as error:  # reported with the first query
         open_error = f"the DuckDB file {database} cannot be opened: {str(error).splitlines()[0]}"
     while True:
-        header = _read_exactly(stdin.fileno(), _HEADER.size, None)
-        if header is None:
-            return
-        (size,) = _HEADER.unpack(header)
-        body = _read_exactly(stdin.fileno(), size, None)
-        if body is None:
+        try:
+            header = _read_exactly(stdin.fileno(), _HEADER.size, None)
+            (size,) = _HEADER.unpack(header)
+            body = _read_exactly(stdin.fileno(), size, None)
+        except EOFError:  # the parent closed the pipe (or ended)
             return
         sql, limit, timeout_s, max_result_bytes = pickle.loads(body)  # noqa: S301 - the parent's
         if connection is None:
@@ -236,7 +236,14 @@ def _serve(database: str, memory_bytes: int) -> None:  # pragma: no cover - runs
             answer = _run(connection, sql, limit, timeout_s, max_result_bytes)
         except MemoryError:
             answer = ("error", "memory", "")
-        _write(stdout, answer)
+        try:
+            data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        except MemoryError:
+            data = pickle.dumps(("error", "memory", ""))
+        except Exception as error:  # a value of a type that cannot travel
+            data = pickle.dumps(("error", "sql_error", f"a value of the result cannot be read back: {error}"))
+        stdout.write(_HEADER.pack(len(data)) + data)
+        stdout.flush()
 
 
 def _run(connection: Any, sql: str, limit: int, timeout_s: float, max_result_bytes: int) -> tuple:  # pragma: no cover - child

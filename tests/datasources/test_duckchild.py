@@ -22,7 +22,7 @@ COUNT = "SELECT COUNT(*) AS n FROM items"
 
 @pytest.fixture
 def duck(duckdb_path: Path) -> Iterator[Adapter]:
-    adapter = Adapter("shop", f"duckdb:///{duckdb_path}", timeout_s=1.5)
+    adapter = Adapter("shop", f"duckdb:///{duckdb_path}", timeout_s=5)  # far past the kill or stop below
     yield adapter
     adapter.close()
 
