@@ -36,7 +36,6 @@ analysis.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
@@ -52,6 +51,7 @@ from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, p
 from pytest_nl2sql.datasources.memo import Memo, text_key
 from pytest_nl2sql.datasources.syntax import unwrap_paren
 from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
+from pytest_nl2sql.engine.refusals import access_denied, without_suggestions
 from pytest_nl2sql.engine.tablefunctions import safe_table_functions
 
 __all__ = [
@@ -123,40 +123,6 @@ def policy_restricts(policy: Any, datasource: str) -> bool:
         if any(_names_datasource(e, datasource) for e in entries):
             return True
     return False
-
-
-_DENIED_WORDS = ("not authorized", "prohibited", "permission denied")
-
-
-def access_denied(error: Any) -> bool:
-    """Whether a query error is the database refusing a read for a role.
-
-    SQLite's authorizer fails a statement with "not authorized" or "access to T.C is
-    prohibited"; PostgreSQL's GRANTs with "permission denied for ...". An engine answers such
-    an error for a restricted role with :data:`REFUSAL_MESSAGE`, never with the message
-    (which may name the table and column).
-    """
-    text = str(getattr(error, "message", None) or error).lower()
-    return any(word in text for word in _DENIED_WORDS)
-
-
-# Where a database starts to suggest names it knows ("Did you mean "Secret"?", PostgreSQL's
-# HINT, DuckDB's candidate bindings): such text would tell a restricted role what exists.
-_SUGGESTION_RE = re.compile(
-    r"did you mean|candidate bindings|perhaps you meant|maybe you meant|\bhint\b|similar names?",
-    re.IGNORECASE,
-)
-
-
-def without_suggestions(text: str) -> str:
-    """A database error for a restricted role: its first line, cut where the database starts
-    suggesting names (``Did you mean``, ``HINT``, candidate bindings); never empty."""
-    lines = [line for line in str(text).strip().splitlines() if line.strip()]
-    first = lines[0] if lines else ""
-    match = _SUGGESTION_RE.search(first)
-    if match is not None:
-        first = first[: match.start()].rstrip(" .:;,!?\n")
-    return first or "the query failed on the database"
 
 
 def is_system_catalog(name: str, schema: str | None = None) -> bool:
