@@ -17,10 +17,14 @@ import attrs
 
 from pytest_nl2sql.errors import Nl2sqlError
 
-__all__ = ["ANSWER_STATUSES", "Answer", "Engine", "RouteResult", "SetupError", "import_object"]
+__all__ = ["ANSWER_SOURCES", "ANSWER_STATUSES", "STEP_NAMES", "Answer", "Engine", "RouteResult", "SetupError", "Step", "import_object"]
 
 Status = Literal["ok", "refused", "not_answerable", "needs_clarification", "error"]
 ANSWER_STATUSES = ("ok", "refused", "not_answerable", "needs_clarification", "error")
+#: Where an answer's SQL came from: a curated (verified) query, or generated for the question.
+ANSWER_SOURCES = ("verified", "generated")
+#: The step names the report knows by heart (an engine may use others: they are reported as given).
+STEP_NAMES = ("router", "planner", "sql_generation", "repair", "execution", "synthesis")
 
 
 def _tuple(value: Any) -> tuple:
@@ -42,6 +46,37 @@ class RouteResult:
         return self.ranked[0][0] if self.ranked else None
 
 
+def _steps(value: Any) -> tuple[Step, ...]:
+    if value is None:
+        return ()
+    return tuple(v if isinstance(v, Step) else Step(**dict(v)) for v in value)
+
+
+def _opt_number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _opt_count(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+@attrs.frozen(kw_only=True)
+class Step:
+    """One step inside the engine (router, planner, SQL generation, repair, ...) as the engine
+    reports it: its tokens, cost and wall time, and the error code when the step failed. A
+    step that was repeated (a second repair) is reported once per time it ran."""
+
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    latency_s: float = attrs.field(default=0.0, converter=float)
+    input_tokens: int | None = attrs.field(default=None, converter=_opt_count)
+    output_tokens: int | None = attrs.field(default=None, converter=_opt_count)
+    cost_usd: float | None = attrs.field(default=None, converter=_opt_number)
+    error_code: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
 @attrs.frozen(kw_only=True)
 class Answer:
     """An engine's answer to one question for one role."""
@@ -59,6 +94,14 @@ class Answer:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     error: str | None = None
+    #: What the user reads (a sentence about the rows), when the engine writes one: the
+    #: faithfulness scorer checks its numbers and named values against ``rows``.
+    text: str | None = None
+    #: ``verified`` when a curated query answered, ``generated`` when the SQL was generated for
+    #: the question; None when the engine does not say.
+    source: str | None = attrs.field(default=None, validator=attrs.validators.optional(attrs.validators.in_(ANSWER_SOURCES)))
+    #: The engine's steps, in the order they ran (docs/engine.md, "Reporting steps").
+    steps: tuple[Step, ...] = attrs.field(default=(), converter=_steps)
 
 
 @runtime_checkable

@@ -60,6 +60,7 @@ from pytest_nl2sql.reporting.report import (
     short_repr,
 )
 from pytest_nl2sql.scoring.clarification import ClarificationScorer
+from pytest_nl2sql.scoring.faithfulness import FaithfulnessScorer
 from pytest_nl2sql.scoring.scorers import BuiltinScorers
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
@@ -73,6 +74,8 @@ def start(config: pytest.Config) -> None:
     config.stash[RUN_KEY] = run
     config.pluginmanager.register(BuiltinScorers(), "nl2sql_scorers")
     config.pluginmanager.register(ClarificationScorer(), "nl2sql_clarification")
+    if not config.pluginmanager.is_blocked("nl2sql_scorers"):  # -p no:nl2sql_scorers: every built-in scorer goes
+        config.pluginmanager.register(FaithfulnessScorer(), "nl2sql_faithfulness")
     config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
     session = Nl2sqlSession(config, run)
     config.pluginmanager.register(session, "nl2sql_session")

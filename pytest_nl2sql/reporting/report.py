@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
-from pytest_nl2sql.reporting import breakdowns, figures, repeats
+from pytest_nl2sql.reporting import answer_figures, answerability, breakdowns, figures, repeats, steps
+from pytest_nl2sql.reporting.answer_figures import answer_fields
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.intervals import wilson
 from pytest_nl2sql.safetext import line_safe, md_cell, one_line, plain, shown
@@ -94,6 +95,7 @@ def make_record(
         "row_diff": _row_diff(scores),
         "gold_digest": _gold_digest(case, item.role),
         **_test_suite_record(scores),
+        **answer_fields(answer, scores),  # source, text, steps, lenient, unsupported (answer_figures.py)
     }
 
 
@@ -283,6 +285,9 @@ class RunReport:
         out.update(figures.not_asked_figures(self.records))  # not_asked
         out.update(test_suite_summary(self.records))  # --nl2sql-test-suite
         out.update(clarification.summary_figures(self.records))  # --nl2sql-clarify
+        out.update(answerability.answerability(self.records))  # precision/recall of "not answerable"
+        out.update(answer_figures.summary_figures(self.records, _passed))  # by_source, lenient, faithfulness
+        out.update(steps.summary_figures(self.records))  # engine steps
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -361,7 +366,10 @@ class RunReport:
                 out.extend(self._line(k, v) for k, v in s[key].items())
         out.extend(breakdowns.summary_lines(s))
         out.extend(clarification.summary_lines(s))
+        out.extend(answerability.summary_lines(s))
+        out.extend(answer_figures.summary_lines(s))
         out.extend(figures.usage_lines(s))
+        out.extend(steps.summary_lines(s))
         out.extend(repeats.summary_lines(s, self.records))
         out.extend(figures.not_asked_lines(self.records))
         for label in ("fixed",):
@@ -387,7 +395,7 @@ class RunReport:
         for key in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"):
             for k, v in s[key].items():
                 row(f"{key[3:]}: {md_cell(k)}", v)  # tags, roles, datasources come from the suite
-        for name, st in breakdowns.markdown_rows(s):
+        for name, st in [*breakdowns.markdown_rows(s), *answerability.markdown_rows(s), *answer_figures.markdown_rows(s)]:
             row(md_cell(name), st)
         c = s.get("clarification")
         if c and c["needed"]:

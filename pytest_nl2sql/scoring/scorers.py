@@ -22,6 +22,7 @@ import attrs
 import pytest
 
 from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.scoring.lenient import lenient_reading
 from pytest_nl2sql.scoring.matching import (
     MatchRule,
     RowShapeError,
@@ -287,4 +288,21 @@ class BuiltinScorers:
             score = scorer(context)
             if score is not None:
                 out.append(score)
+                if score.name == "result_match" and score.passed is False:
+                    out.extend(_lenient_match(context))
         return out
+
+
+def _lenient_match(ctx: ScoreContext) -> list[Score]:
+    """``lenient_match`` beside a ``result_match`` miss (lenient.py): reported, never gating."""
+    try:
+        rule = MatchRule.build(ctx.suite_match, ctx.case.match, order_matters=ctx.case.order_matters)
+        reading = lenient_reading(ctx.answer, ctx.case, rule)
+    except Exception as exc:  # noqa: BLE001 -- the lenient reading never breaks an item
+        return [Score("lenient_match", None, None, f"not computed: {type(exc).__name__}", gating=False, data={"matched": None})]
+    if reading is None:
+        return []
+    if reading["matched"]:
+        detail = f"matches when read leniently ({reading['kind'].replace('_', ' ')}): a presentation-only miss"
+        return [Score("lenient_match", None, 1.0, detail, gating=False, data=reading)]
+    return [Score("lenient_match", None, 0.0, "a miss when read leniently too", gating=False, data=reading)]
