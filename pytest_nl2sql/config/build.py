@@ -30,6 +30,7 @@ from pytest_nl2sql.config.model import (
     LLMConfig,
     RoutingConfig,
     ScratchConfig,
+    VerifiedQuery,
     redact_url,
 )
 from pytest_nl2sql.config.policy import RolePolicy
@@ -70,7 +71,10 @@ def load_config(path: Path | str, *, environ: Mapping[str, str] | None = None) -
     return attrs.evolve(config, evals_suites=suites)
 
 
-_TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "feedback", "test_suite")
+_TOP_KEYS = ("version", "datasources", "roles", "routing", "engine", "llm", "llms", "feedback", "test_suite", "verified")
+_VERIFIED_KEYS = ("id", "datasource", "questions", "sql")
+#: An LLM config's name: it becomes part of node ids (``case[role-NAME]``) and ``-k NAME``.
+LLM_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
 _TEST_SUITE_KEYS = ("scratch_url", "allow_privileged_login")
 _DATASOURCE_KEYS = (
     "url", "description", "sample_questions", "row_limit", "timeout_s", "allow_privileged_login",
@@ -117,8 +121,10 @@ class _ConfigBuilder:
                 f"(write e.g. engine: {DEFAULT_ENGINE})",
             )
         llm = self.llm(doc)
+        llms = self.llms(doc, llm)
         feedback_store = self.feedback(doc)
         test_suite = self.test_suite(doc)
+        verified = self.verified(doc, datasources)
         if r.problems:
             return None
         return Config(
@@ -131,6 +137,8 @@ class _ConfigBuilder:
             llm=llm,
             feedback_store=feedback_store,
             test_suite=test_suite,
+            verified=verified,
+            llms=llms,
         )
 
     # -- datasources
@@ -445,44 +453,66 @@ class _ConfigBuilder:
         )
 
     def llm(self, doc: CommentedMap) -> LLMConfig:
-        r = self.r
-        section = r.mapping(doc, "llm", "llm")
+        section = self.r.mapping(doc, "llm", "llm")
         if section is None:
             return LLMConfig()
-        r.check_keys(section, _LLM_KEYS, "llm")
-        d = LLMConfig()
+        return self.llm_section(section, "llm", LLMConfig())
+
+    def llms(self, doc: CommentedMap, base: LLMConfig) -> dict[str, LLMConfig]:
+        """``llms: {NAME: {model: ..., ...}}``: named LLM configs, each key over ``llm:``'s."""
+        r = self.r
+        section = r.mapping(doc, "llms", "llms")
+        if section is None:
+            return {}
+        out: dict[str, LLMConfig] = {}
+        for name, body in section.items():
+            where = f"llms.{name}"
+            if not isinstance(name, str) or not LLM_NAME_RE.match(name):
+                r.problem(r.key_line(section, name), f"llms: {show(name)} is not a name (a letter, then letters, digits or _; at most 40)")
+                continue
+            if body is None:
+                body = CommentedMap()
+            if not isinstance(body, CommentedMap):
+                r.problem(r.value_line(section, name), f"{where} must be a mapping of llm keys (got {show(body)})")
+                continue
+            out[name] = self.llm_section(body, where, base)
+        return out
+
+    def llm_section(self, section: CommentedMap, where: str, d: LLMConfig) -> LLMConfig:
+        r = self.r
+        r.check_keys(section, _LLM_KEYS, where)
         values = {
-            "base_url": r.string(section, "base_url", "llm", d.base_url),
-            "model": r.string(section, "model", "llm", d.model),
+            "base_url": r.string(section, "base_url", where, d.base_url),
+            "model": r.string(section, "model", where, d.model),
             # left out: OPENAI_API_KEY; `api_key_env: null` (or ""): a server that needs no key
             "api_key_env": (
                 "" if "api_key_env" in section and section["api_key_env"] in (None, "")
-                else r.string(section, "api_key_env", "llm", d.api_key_env)
+                else r.string(section, "api_key_env", where, d.api_key_env)
             ),
             "price_input_per_1k": r.number(
-                section, "price_input_per_1k", "llm", d.price_input_per_1k, integer=False, minimum=0
+                section, "price_input_per_1k", where, d.price_input_per_1k, integer=False, minimum=0
             ),
             "price_output_per_1k": r.number(
                 section,
                 "price_output_per_1k",
-                "llm",
+                where,
                 d.price_output_per_1k,
                 integer=False,
                 minimum=0,
             ),
             "timeout_s": r.number(
-                section, "timeout_s", "llm", d.timeout_s, integer=False, minimum=0, strict=True,
+                section, "timeout_s", where, d.timeout_s, integer=False, minimum=0, strict=True,
                 maximum=MAX_TIMEOUT_S,
             ),
             "max_retries": r.number(
-                section, "max_retries", "llm", d.max_retries, integer=True, minimum=0
+                section, "max_retries", where, d.max_retries, integer=True, minimum=0
             ),
         }
         env_name = values["api_key_env"]
         if env_name and not ENV_NAME_RE.match(env_name):
             r.problem(
                 r.value_line(section, "api_key_env"),
-                "llm.api_key_env is not an environment variable name (its value is not shown) "
+                f"{where}.api_key_env is not an environment variable name (its value is not shown) "
                 "(write the variable's name, e.g. OPENAI_API_KEY, never the key itself)",
             )
             return d
@@ -526,6 +556,44 @@ class _ConfigBuilder:
             )
             return ScratchConfig()
         return ScratchConfig(scratch_url=url, allow_privileged_login=bool(privileged))
+
+    def verified(self, doc: CommentedMap, datasources: Mapping[str, DatasourceConfig]) -> tuple[VerifiedQuery, ...]:
+        """``verified:`` -- a list of ``{id, datasource, questions, sql}``: curated queries."""
+        r = self.r
+        value = doc.get("verified")
+        if value is None:
+            return ()
+        line = r.value_line(doc, "verified")
+        if not isinstance(value, CommentedSeq):
+            r.problem(line, f"verified must be a list of curated queries ({{id, datasource, questions, sql}}; got {show(value)})")
+            return ()
+        out: list[VerifiedQuery] = []
+        seen: set[str] = set()
+        for i, body in enumerate(value):
+            where = f"verified[{i}]"
+            item_line = r.item_line(value, i, line)
+            if not isinstance(body, CommentedMap):
+                r.problem(item_line, f"{where} must be a mapping {{id, datasource, questions, sql}} (got {show(body)})")
+                continue
+            r.check_keys(body, _VERIFIED_KEYS, where)
+            missing = [k for k in _VERIFIED_KEYS if k not in body]
+            if missing:
+                r.problem(item_line, f"{where}: {', '.join(missing)} missing (a curated query has id, datasource, questions and sql)")
+                continue
+            qid, ds, sql = (r.string(body, k, where) for k in ("id", "datasource", "sql"))
+            questions = [q for q, _ in r.string_list(body, "questions", f"{where}.questions")]
+            if None in (qid, ds, sql) or not questions:
+                if not questions:
+                    r.problem(r.value_line(body, "questions"), f"{where}.questions: list at least one question it answers")
+                continue
+            if qid in seen:
+                r.problem(r.value_line(body, "id"), f"{where}: id {qid!r} is used twice (each curated query has its own id)")
+            seen.add(qid)
+            if ds not in datasources:
+                r.problem(r.value_line(body, "datasource"), f"{where}.datasource: unknown datasource {ds!r} ({suggest(ds, list(datasources))})")
+                continue
+            out.append(VerifiedQuery(id=qid, datasource=ds, questions=tuple(questions), sql=sql))
+        return tuple(out)
 
     def feedback(self, doc: CommentedMap) -> Path | None:
         section = self.r.mapping(doc, "feedback", "feedback")

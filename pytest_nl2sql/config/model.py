@@ -14,7 +14,7 @@ from sqlalchemy.exc import ArgumentError
 from pytest_nl2sql.config.policy import RolePolicy
 from pytest_nl2sql.errors import UnknownRole
 
-__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "ENGINE_NL2SQL", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "find_config", "redact_url"]
+__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "ENGINE_NL2SQL", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "VerifiedQuery", "find_config", "redact_url"]
 
 CONFIG_FILENAME = "nl2sql.yaml"
 EVALS_FILENAME = "evals.yaml"
@@ -126,6 +126,18 @@ class LLMConfig:
 
 
 @attrs.frozen
+class VerifiedQuery:
+    """A curated query (``verified:`` in nl2sql.yaml): SQL a person wrote and reviewed, and the
+    questions it answers. The reference engine answers those questions with it (``source:
+    verified``), still checked against the asking role's policy."""
+
+    id: str
+    datasource: str
+    questions: tuple[str, ...]
+    sql: str
+
+
+@attrs.frozen
 class Config:
     """A loaded ``nl2sql.yaml``: paths are absolute, defaults filled in."""
 
@@ -141,6 +153,10 @@ class Config:
     evals_suites: tuple[Path, ...] = ()
     #: the file's format: "pytest-nl2sql" (version 1) or "nl2sql-engine" (its version 2 project)
     source: str = "pytest-nl2sql"
+    #: curated queries (``verified:``), in file order
+    verified: tuple[VerifiedQuery, ...] = ()
+    #: named LLM configs (``llms:``) that ``--nl2sql-llm NAME`` chooses; each over ``llm:``
+    llms: dict[str, LLMConfig] = attrs.Factory(dict)
 
     @property
     def match_defaults(self) -> dict[str, object]:

@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 from packaging.version import InvalidVersion, Version
 
-from pytest_nl2sql.engine.protocol import Answer, RouteResult
+from pytest_nl2sql.engine.protocol import Answer, RouteResult, Step
 from pytest_nl2sql.errors import Nl2sqlError
 
 __all__ = ["SUPPORTED", "Nl2sqlEngine", "Nl2sqlEngineError", "installed_version", "validate_plan"]
@@ -198,7 +198,7 @@ class Nl2sqlEngine:
                 gold.plans[case.id] = self._plan(case)
                 gold.select(theirs)
             result, sent = _ask(self._run, theirs, role)
-        answer = self._answer(result, sent, case)
+        answer = attrs.evolve(self._answer(result, sent, case), **_what_it_said(result))
         if self.mode == "full":  # what its model calls cost, priced as its evaluator prices them
             return attrs.evolve(answer, cost_usd=self._cost(result))
         return answer
@@ -275,3 +275,39 @@ class Nl2sqlEngine:
                           message=str(first.get("message") or ""), **common)
         text = f"{first.get('error_code') or 'ERROR'}: {first.get('message') or ''}" if errors else f"status {status!r}"
         return Answer(status="error", error=text, message=text, **common)
+
+
+def _what_it_said(result: Any) -> dict[str, Any]:
+    """What nl2sql-engine's result says beyond rows: ``source`` (its ``AnswerSource.type``),
+    ``text`` (the answer synthesizer's summary and content) and ``steps`` (one per pipeline node:
+    its wall time from ``timings``, tokens and cost from ``usage.nodes``; a failed node's error
+    code from ``errors``)."""
+    out: dict[str, Any] = {}
+    kind = getattr(getattr(result, "source", None), "type", None)
+    if kind in ("verified", "generated"):
+        out["source"] = kind
+    final = getattr(result, "final_answer", None)
+    if isinstance(final, Mapping):
+        text = "\n".join(p for p in (final.get("summary"), final.get("content")) if isinstance(p, str) and p)
+        if text:
+            out["text"] = text
+    timings = dict(getattr(result, "timings", None) or {})
+    nodes = dict(getattr(getattr(result, "usage", None), "nodes", None) or {})
+    codes: dict[str, str] = {}
+    for e in getattr(result, "errors", None) or []:
+        if isinstance(e, Mapping) and e.get("node") and e.get("error_code"):
+            codes.setdefault(str(e["node"]), str(e["error_code"]))
+    steps = []
+    for name in dict.fromkeys([*timings, *nodes]):
+        usage = nodes.get(name)
+        steps.append(Step(
+            name=str(name),
+            latency_s=float(timings.get(name) or getattr(usage, "latency_s", 0.0) or 0.0),
+            input_tokens=getattr(usage, "input_tokens", None),
+            output_tokens=getattr(usage, "output_tokens", None),
+            cost_usd=getattr(usage, "cost", None),
+            error_code=codes.get(str(name)),
+        ))
+    if steps:
+        out["steps"] = tuple(steps)
+    return out

@@ -7,10 +7,10 @@ text and checks three things:
 
 * **numbers** -- each number written (``1,234.5``, ``-3``, ``$12``, ``37.2%``) must be a value
   of the rows at the precision it is written with (``523.1`` is 523.06, ``523.60`` is not), a
-  number inside a text cell (the year of ``2013-12-01``), the row count, the sum of a numeric
-  column, or a number of the question (``top 5``). A percentage may also be a share (``37.2%``
+  number inside a text cell (the year of ``2013-12-01``) or a column name, the row count,
+  the sum of a numeric column, or a number of the question (``top 5``). A percentage may also be a share (``37.2%``
   of 0.372). Ordinals (``2nd``), identifiers (``chinook_001``, ``MPEG-4``), list markers
-  (``1.`` at a line start) are not numbers; a date written ``2013-12-01`` or ``2013-12`` is a
+  (``1.`` at a line start) and times (``12:30``) are not numbers; a date written ``2013-12-01`` or ``2013-12`` is a
   date, supported when a cell holds it.
 * **stated row counts** -- "N rows" (results, records, entries) must be the answer's row count.
 * **named values** -- a value the text quotes (``"Rock"``, ``'Rock'``, ``**Rock**``, a code
@@ -25,6 +25,7 @@ turns it off.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from collections.abc import Sequence
@@ -38,7 +39,7 @@ from pytest_nl2sql.scoring.scorers import Score, ScoreContext
 __all__ = ["FaithfulnessScorer", "check_text"]
 
 _DATE = re.compile(r"(?<![\w.-])(\d{4})-(\d{2})(?:-(\d{2}))?(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?![\w-])")
-_NUMBER = re.compile(r"(?<![\w.,#/-])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(\s?%|\s?percent\b)?(?![\w]|[.,]\d|-\w)")
+_NUMBER = re.compile(r"(?<![\w.,#/:-])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(\s?%|\s?percent\b)?(?![\w]|[.,:]\d|-\w)")
 _LIST_MARKER = re.compile(r"^[ \t]*\d+[.)](?=\s)", re.MULTILINE)
 _ROW_COUNT = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)\s+(?:rows?|results?|records?|entries|entry)\b", re.IGNORECASE)
 _NAMED = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|(?<!\w)'([^'\n]{1,80})'(?!\w)|\*\*([^*\n]{1,80})\*\*|`([^`\n]{1,80})`")
@@ -68,8 +69,11 @@ def _written(raw: str) -> tuple[float, int]:
     return float(plain), (len(plain.split(".", 1)[1]) if "." in plain else 0)
 
 
-def _close(written: float, decimals: int, value: float) -> bool:
-    return abs(written - value) <= 0.5 * 10**-decimals + 1e-9 * max(1.0, abs(value))
+def _near(written: float, decimals: int, ordered: Sequence[float]) -> bool:
+    """Is a value of ``ordered`` (sorted) the written number at its precision?"""
+    tol = 0.5 * 10**-decimals + 1e-9 * max(1.0, abs(written))
+    i = bisect.bisect_left(ordered, written - tol)
+    return i < len(ordered) and ordered[i] <= written + tol
 
 
 def check_text(text: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], question: str = "") -> dict[str, Any]:
@@ -78,7 +82,7 @@ def check_text(text: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
     cells = [c for row in rows for c in row]
     texts = [t for c in cells if (t := _cell_text(c)) is not None]
     values = [f for c in cells if (f := _number(c)) is not None]
-    for t in [*texts, question]:
+    for t in [*texts, question, *(str(c) for c in columns)]:
         scrubbed = _DATE.sub(lambda m: " ".join(g for g in m.groups() if g), t)
         values += [_written(m.group(1))[0] for m in _NUMBER.finditer(scrubbed)]
     values.append(float(len(rows)))
@@ -87,6 +91,8 @@ def check_text(text: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
         column = [f for r in rows if i < len(r) and (f := _number(r[i])) is not None]
         if column:
             values.append(sum(column))
+    ordered = sorted(values)
+    shares = sorted(v * 100 for v in values)
     unsupported: list[str] = []
     checked = 0
 
@@ -114,9 +120,7 @@ def check_text(text: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
         checked += 1
         value, decimals = _written(m.group(1))
         percent = bool(m.group(2))
-        if any(_close(value, decimals, v) for v in values):
-            continue
-        if percent and any(_close(value, decimals, v * 100) for v in values):
+        if _near(value, decimals, ordered) or (percent and _near(value, decimals, shares)):
             continue
         unsupported.append(m.group(0).strip())
 

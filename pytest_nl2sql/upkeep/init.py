@@ -74,8 +74,28 @@ def nl2sql_yaml() -> str:
         "  price_input_per_1k: 0.00015",
         "  price_output_per_1k: 0.0006",
         "feedback: {store: feedback.sqlite}",
+        DEMO_VERIFIED_YAML.rstrip("\n"),
     ]
     return "\n".join(lines) + "\n"
+
+
+#: The demo's curated queries: the engine answers these questions with reviewed SQL
+#: (``source: verified`` in the report), still under the asking role's policy.
+DEMO_VERIFIED_YAML = """\
+verified:                        # curated queries (docs/engine.md#verified-queries)
+- id: playlist_count
+  datasource: chinook
+  questions: ["How many playlists are there?"]
+  sql: SELECT COUNT(PlaylistId) AS playlist_count FROM Playlist
+- id: sales_by_billing_country
+  datasource: chinook
+  questions: ["What were total invoice sales per billing country, highest first?"]
+  sql: |
+    SELECT BillingCountry, ROUND(SUM(Total), 2) AS sales
+    FROM Invoice
+    GROUP BY BillingCountry
+    ORDER BY sales DESC, BillingCountry
+"""
 
 
 PYTEST_INI = """\
