@@ -304,7 +304,10 @@ def _report_compare(args: argparse.Namespace) -> int:
         return 2
     for line in result.lines(base=args.base, new=args.new):
         print(line)
-    code = result.exit_code(args.allow_regressions, args.max_p)
+    code = result.exit_code(args.allow_regressions, args.max_p, allow_series_break=args.allow_series_break)
+    if result.series_break:
+        print(f"  {len(result.series_break)} series break(s): "
+              + ("let through by --allow-series-break" if args.allow_series_break else "exit 2 (pass --allow-series-break to compare anyway)"))
     if result.regressed and code == 0:
         why = "allowed by --allow-regressions" if len(result.regressed) <= args.allow_regressions else f"McNemar p above --max-p {args.max_p}"
         print(f"  {len(result.regressed)} regressed, {why}: exit 0")
@@ -369,6 +372,24 @@ def _report_gate(args: argparse.Namespace) -> int:
     result = gate_records(report["items"], baseline, mode=mode, suites=suites, strict=args.strict, crashed=report["run"].get("crashed") or ())
     for line in result.lines():
         print(line)
+    if args.against:
+        from pytest_nl2sql.reporting.provenance import changed_cases, series_breaks
+        from pytest_nl2sql.safetext import one_line
+
+        try:
+            before = load_report(args.against)
+        except CompareError as exc:
+            print(f"pytest-nl2sql report gate: --against {exc}", file=sys.stderr)
+            return 2
+        for (suite, case), why in sorted(changed_cases(before["run"], report["run"]).items()):
+            print(f"  case changed since {one_line(args.against)}: {one_line(suite)}::{one_line(case)} ({why}): not a regression")
+        breaks = series_breaks(before["run"], report["run"])
+        for line in breaks:
+            print(f"  SERIES BREAK since {one_line(args.against)}: {one_line(line)}")
+        if breaks and not args.allow_series_break:
+            print(f"pytest-nl2sql report gate: {len(breaks)} series break(s) against {args.against}: the runs are about "
+                  "different databases; pass --allow-series-break to gate anyway", file=sys.stderr)
+            return 2
     return 0 if result.ok else 1
 
 
@@ -381,6 +402,7 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     cmp_.add_argument("--allow-regressions", type=int, default=0, metavar="N", help="exit 0 with at most N regressed items")
     cmp_.add_argument("--max-p", type=float, default=None, metavar="P", help="exit 0 unless McNemar's p-value is at most P")
     cmp_.add_argument("--allow-incomplete", action="store_true", help="read a report of a run that lost items (crashed, interrupted); says so")
+    cmp_.add_argument("--allow-series-break", action="store_true", help="compare even when a datasource's schema fingerprint changed (else exit 2)")
     cmp_.set_defaults(func=_report_door(_report_compare))
     merge = rep_sub.add_parser("merge", help="merge shard reports into one (as a single run's)")
     merge.add_argument("reports", nargs="+", metavar="SHARD.json", help="the shard reports (--nl2sql-shard I/N runs)")
@@ -394,6 +416,8 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     gate.add_argument("--suite", action="append", metavar="PATH", help="the run's suites, to find stale entries")
     gate.add_argument("--strict", action="store_true", help="fixed and stale entries fail too")
     gate.add_argument("--allow-incomplete", action="store_true", help="read a report of a run that lost items (crashed, interrupted); says so")
+    gate.add_argument("--against", metavar="BEFORE.json", help="an earlier run's report: list cases changed since, and exit 2 on a series break")
+    gate.add_argument("--allow-series-break", action="store_true", help="with --against: gate even when a datasource's schema fingerprint changed")
     gate.set_defaults(func=_report_door(_report_gate))
 
 

@@ -24,6 +24,7 @@ from pytest_nl2sql.plugin.concurrency import Scheduler
 from pytest_nl2sql.plugin.failfast import FailFast
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import Settings
+from pytest_nl2sql.reporting import provenance
 from pytest_nl2sql.reporting.baseline import Baseline, BaselineError, baseline_key, beside
 from pytest_nl2sql.reporting.repeats import Judged, combine
 from pytest_nl2sql.reporting.report import failure_text, make_record
@@ -74,6 +75,7 @@ class Nl2sqlRun:
         self._project: Any = None
         self._project_loaded = False
         self._engine: Any = None
+        self._provenance: dict[str, Any] | None = None
         self._llm: Any = None
         self.ledger: CostLedger | None = None
         self.baselines: dict[Path, Baseline] = {}
@@ -321,6 +323,15 @@ class Nl2sqlRun:
                 llm.cache = ResponseCache(self.cache_dir())
             self._llm = llm
         return self._llm
+
+    def provenance(self, suites: Any) -> dict[str, Any]:
+        """``run.provenance`` (reporting/provenance.py), collected once, on the controller."""
+        if self._provenance is None:
+            project = self.project
+            named = self.settings.engine or getattr(project, "engine", None)
+            root = project.root if project is not None else Path(str(self.config.rootpath))
+            self._provenance = provenance.collect(suites, project, root, self._engine, named)
+        return self._provenance
 
     def cache_dir(self) -> Path:
         """--nl2sql-cache-dir, else .nl2sql-cache/llm beside nl2sql.yaml (else the rootdir)."""

@@ -392,6 +392,7 @@ class Nl2sqlSession:
         meta["collected"] = max(len(self.collected), len(self.records) + len(self.crashed))
         meta["missing"] = self.missing
         meta["complete"] = not self.missing
+        meta["provenance"] = self.run.provenance(self._suite_paths)
         return RunReport(list(self.records.values()), meta)
 
     @pytest.hookimpl(trylast=True)

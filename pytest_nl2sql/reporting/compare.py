@@ -16,7 +16,8 @@ again is a failure here: the comparison is about the engine, not the gate).
 
 ``pytest-nl2sql report compare`` exits 1 when more than ``--allow-regressions`` items regressed
 (default 0) -- unless ``--max-p P`` is given and McNemar's p-value is above P (the regressions
-may be noise) -- and 2 when a file is not a report.
+may be noise) -- and 2 when a file is not a report, or on a **series break** (a datasource's
+schema fingerprint changed between the runs: ``run.provenance``) unless ``--allow-series-break``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import attrs
 
 from pytest_nl2sql.errors import Nl2sqlError
+from pytest_nl2sql.reporting import provenance
 from pytest_nl2sql.reporting.gate import raw_failed
 from pytest_nl2sql.reporting.report import REPORT_SCHEMA, REPORT_VERSION
 from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
@@ -81,6 +83,7 @@ class Comparison:
     p_value: float
     by_tag: dict[str, dict[str, Any]]
     case_changed: tuple[tuple[str, str], ...] = ()  # (node id, what changed): not compared
+    series_break: tuple[str, ...] = ()  # a datasource's schema fingerprint changed (provenance.py)
 
     @property
     def delta(self) -> float | None:
@@ -88,7 +91,9 @@ class Comparison:
             return None
         return round(self.new_accuracy - self.base_accuracy, 4)
 
-    def exit_code(self, allow_regressions: int = 0, max_p: float | None = None) -> int:
+    def exit_code(self, allow_regressions: int = 0, max_p: float | None = None, *, allow_series_break: bool = False) -> int:
+        if self.series_break and not allow_series_break:
+            return 2  # the two runs are about different databases: not a comparison
         if len(self.regressed) <= allow_regressions:
             return 0
         if max_p is not None and self.p_value > max_p:
@@ -109,6 +114,7 @@ class Comparison:
             "mcnemar_p": self.p_value,
             "by_tag": self.by_tag,
             "case_changed": [{"nodeid": n, "change": why} for n, why in self.case_changed],
+            "series_break": list(self.series_break),
         }
 
     def lines(self, base: str = "BASE", new: str = "NEW") -> list[str]:
@@ -116,6 +122,7 @@ class Comparison:
             f"compare {one_line(base)} -> {one_line(new)}: {self.shared} shared items, {len(self.regressed)} regressed, "
             f"{len(self.fixed)} fixed" + (f", {len(self.case_changed)} case changed (not compared)" if self.case_changed else "")
         ]
+        out += [f"  SERIES BREAK: {one_line(b)}: the runs are about different databases" for b in self.series_break]
         if self.delta is not None:
             lo, hi = self.delta_ci95
             out.append(
@@ -139,7 +146,8 @@ class Comparison:
 
 def compare_reports(base: Mapping[str, Any], new: Mapping[str, Any], *, resamples: int = 2000, seed: int = 0) -> Comparison:
     b, n = _outcomes(base), _outcomes(new)
-    changed = {k: why for k in set(b) & set(n) if (why := _case_change(b[k][1], n[k][1]))}
+    edited = provenance.changed_cases(base.get("run") or {}, new.get("run") or {})
+    changed = {k: why for k in set(b) & set(n) if (why := _case_change(b[k][1], n[k][1], edited))}
     shared = sorted(set(b) & set(n) - set(changed))
     bp = [b[k][0] for k in shared]
     np_ = [n[k][0] for k in shared]
@@ -170,14 +178,15 @@ def compare_reports(base: Mapping[str, Any], new: Mapping[str, Any], *, resample
         p_value=round(mcnemar_exact(len(regressed), len(fixed)), 6),
         by_tag=by_tag,
         case_changed=tuple(sorted(changed.items())),
+        series_break=tuple(provenance.series_breaks(base.get("run") or {}, new.get("run") or {})),
     )
 
 
-def _case_change(base: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
-    """What changed in the item's case between the runs (its expected outcome, its gold), or
-    None: then a flip is the engine's doing."""
+def _case_change(base: Mapping[str, Any], new: Mapping[str, Any], edited: Mapping[tuple[str, str], str] | None = None) -> str | None:
+    """What changed in the item's case between the runs (its expected outcome, its gold, or its
+    digest in ``run.provenance``), or None: then a flip is the engine's doing."""
     if base.get("expected") and new.get("expected") and base["expected"] != new["expected"]:
         return f"expected {base['expected']} -> {new['expected']}"
     if base.get("gold_digest") and new.get("gold_digest") and base["gold_digest"] != new["gold_digest"]:
         return "gold changed"
-    return None
+    return (edited or {}).get((str(new.get("suite")), str(new.get("case_id"))))

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_nl2sql.reporting import answer_figures, answerability, steps
+from pytest_nl2sql.reporting import answer_figures, answerability, provenance, steps
 from pytest_nl2sql.reporting.completeness import incomplete_line, missing_nodeids
 from pytest_nl2sql.reporting.outcomes import ACTUAL
 from pytest_nl2sql.safetext import shown
@@ -211,6 +211,15 @@ def _detail(rec: Mapping[str, Any]) -> str:
             for t in turns[:12] if isinstance(t, Mapping)
         )
         parts.append(f'<div class="conversation"><p><b>conversation</b></p><ol>{said}</ol></div>')
+    if rec.get("source"):
+        parts.append(f'<p class="source"><b>source:</b> {_e(rec["source"])}</p>')
+    if rec.get("text"):
+        parts.append(f'<p><b>answer text</b></p><pre class="answer-text">{_e(rec["text"])}</pre>')
+    if rec.get("unsupported"):
+        parts.append(f'<p class="unsupported"><b>not in the rows:</b> {_e(", ".join(map(str, rec["unsupported"])))}</p>')
+    lenient = rec.get("lenient")
+    if isinstance(lenient, Mapping) and lenient.get("matched"):
+        parts.append(f'<p class="lenient"><b>lenient reading:</b> matches ({_e(str(lenient.get("kind")).replace("_", " "))}): a presentation-only miss</p>')
     if rec.get("baseline_reason"):
         parts.append(f"<p><b>baseline:</b> {_e(rec.get('baseline'))}: {_e(rec['baseline_reason'])}</p>")
     if rec.get("error"):
@@ -391,6 +400,7 @@ def render_html(report: Mapping[str, Any]) -> str:
         f'<table id="items"><thead><tr>{head}</tr></thead><tbody>{"".join(_item_row(r, i) for i, r in enumerate(items))}</tbody></table>'
     )
     sections.append(f"<h2>Items</h2>{table}")
+    sections.append(provenance.html_section(run, _e))
     meta = (
         f"{s.get('items', 0)} items: {s.get('passed', 0)} passed, {s.get('failed', 0)} failed, "
         f"{s.get('xfailed', 0)} known failures (baseline), {s.get('skipped', 0)} skipped; "

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
-from pytest_nl2sql.reporting import answer_figures, answerability, breakdowns, figures, repeats, steps
+from pytest_nl2sql.reporting import answer_figures, answerability, breakdowns, figures, provenance, repeats, steps
 from pytest_nl2sql.reporting.answer_figures import answer_fields
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.intervals import wilson
@@ -376,6 +376,9 @@ class RunReport:
             items = meta.get(label) or []
             if items:
                 out.append(f" {label}: {', '.join(items)}")
+        said = provenance.summary_line(meta)
+        if said:
+            out.append(said)
         return out
 
     def markdown(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_nl2sql.suitefile.model import EvalCase
 
-__all__ = ["gold_digest"]
+__all__ = ["case_digest", "gold_digest"]
 
 
 def _canonical(case: EvalCase) -> dict[str, Any]:
@@ -47,3 +47,8 @@ def gold_digest(cases: Iterable[EvalCase]) -> str:
         h.update(json.dumps(_canonical(case), sort_keys=True, ensure_ascii=False, default=_exact).encode())
         h.update(b"\n")
     return h.hexdigest()
+
+
+def case_digest(case: EvalCase) -> str:
+    """Hex SHA-256 of one case's gold content (what ``gold_digest`` covers, for one case)."""
+    return hashlib.sha256(json.dumps(_canonical(case), sort_keys=True, ensure_ascii=False, default=_exact).encode()).hexdigest()
