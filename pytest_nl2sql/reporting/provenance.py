@@ -181,7 +181,7 @@ def summary_line(run: Mapping[str, Any]) -> str | None:
     engine = p.get("engine") or {}
     parts = [f"suites {suites}" if suites else "", f"schemas {schemas}" if schemas else "", commit,
              f"engine {engine.get('name')} {engine.get('version') or '(no version)'}"]
-    return one_line(" provenance: " + "; ".join(x for x in parts if x))
+    return " " + one_line("provenance: " + "; ".join(x for x in parts if x))
 
 
 def html_section(run: Mapping[str, Any], esc: Any) -> str:
