@@ -393,8 +393,35 @@ def _report_gate(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _report_publish(args: argparse.Namespace) -> int:
+    """Append a run's record to a history folder and render its page of figures over time."""
+    from pathlib import Path
+
+    from pytest_nl2sql.reporting.compare import CompareError, load_report
+    from pytest_nl2sql.reporting.history import publish
+
+    try:
+        report = load_report(args.report)
+    except CompareError as exc:
+        print(f"pytest-nl2sql report publish: {exc}", file=sys.stderr)
+        return 2
+    if _refuse_incomplete("publish", [(args.report, report)], args.allow_incomplete):
+        return INCOMPLETE
+    folder = Path(args.folder)
+    if folder.exists() and not folder.is_dir():
+        print(f"pytest-nl2sql report publish: {folder} is not a folder (name a folder for the history)", file=sys.stderr)
+        return 2
+    try:
+        history, page, count = publish(report, folder)
+    except OSError as exc:
+        print(f"pytest-nl2sql report publish: cannot write to {folder}: {exc.strerror or exc}", file=sys.stderr)
+        return 6
+    print(f"{history}: {count} runs recorded; {page}: the figures over time")
+    return 0
+
+
 def _add_report_parser(sub: argparse._SubParsersAction) -> None:
-    rep = sub.add_parser("report", help="compare, merge and gate JSON reports (--nl2sql-out)")
+    rep = sub.add_parser("report", help="compare, merge, gate and publish JSON reports (--nl2sql-out)")
     rep_sub = rep.add_subparsers(dest="report_command", required=True)
     cmp_ = rep_sub.add_parser("compare", help="items that flipped between two runs and a paired test (exit 1 on regressions)")
     cmp_.add_argument("base", metavar="BASE.json", help="the earlier JSON report (--nl2sql-out)")
@@ -419,6 +446,11 @@ def _add_report_parser(sub: argparse._SubParsersAction) -> None:
     gate.add_argument("--against", metavar="BEFORE.json", help="an earlier run's report: list cases changed since, and exit 2 on a series break")
     gate.add_argument("--allow-series-break", action="store_true", help="with --against: gate even when a datasource's schema fingerprint changed")
     gate.set_defaults(func=_report_door(_report_gate))
+    pub = rep_sub.add_parser("publish", help="append a run's record to a history folder and render its figures over time (HTML)")
+    pub.add_argument("report", metavar="REPORT.json", help="the JSON report of the run (--nl2sql-out)")
+    pub.add_argument("folder", metavar="DIR", help="the history folder (history.jsonl and index.html; made if missing)")
+    pub.add_argument("--allow-incomplete", action="store_true", help="publish a report of a run that lost items (crashed, interrupted); says so")
+    pub.set_defaults(func=_report_door(_report_publish))
 
 
 def _cache(args: argparse.Namespace) -> int:

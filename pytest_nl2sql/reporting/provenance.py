@@ -2,7 +2,8 @@
 docs/report.md#provenance).
 
 * ``suites`` -- per suite file: the SHA-256 of its bytes and of each case's content (question,
-  SQL, rows, alternatives, outcomes, tables, columns, plan: ``suitefile.digest.case_digest``);
+  SQL, rows, alternatives, outcomes, tables, columns -- not its plan, which in mode plans stands
+  in for the engine's answer: ``suitefile.digest.case_digest``);
 * ``datasources`` -- per datasource: the **schema fingerprint**, a SHA-256 over its tables,
   their columns and the columns' types (sorted, case-folded), with the table count; or
   ``error`` when it could not be read;

@@ -50,5 +50,8 @@ def gold_digest(cases: Iterable[EvalCase]) -> str:
 
 
 def case_digest(case: EvalCase) -> str:
-    """Hex SHA-256 of one case's gold content (what ``gold_digest`` covers, for one case)."""
-    return hashlib.sha256(json.dumps(_canonical(case), sort_keys=True, ensure_ascii=False, default=_exact).encode()).hexdigest()
+    """Hex SHA-256 of what one case asks and expects: ``gold_digest``'s content without the
+    plan (in mode plans the plan stands in for the engine's answer: a changed plan is a change
+    of the engine, which a comparison of runs must show, not set apart)."""
+    content = {k: v for k, v in _canonical(case).items() if k != "plan"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False, default=_exact).encode()).hexdigest()
