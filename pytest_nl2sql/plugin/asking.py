@@ -58,6 +58,14 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
         reservation = ledger.reserve()
         if reservation is None:
             return Asked(skipped="cost cap reached", usage=usage, attempt=attempt)
+    share = run.llm_ledgers.get(item.llm) if item.llm else None  # --nl2sql-llm: each config's share of the budget
+    share_reservation = 0
+    if share is not None:
+        share_reservation = share.reserve()
+        if share_reservation is None:
+            if ledger is not None:
+                ledger.settle(reservation, 0.0)
+            return Asked(skipped=f"cost cap reached for --nl2sql-llm {item.llm} (its share ${share.cap:.4f})", usage=usage, attempt=attempt)
     answer: Answer | None = None
     route: RouteResult | None = None
     conversation = None
@@ -87,6 +95,8 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
     finally:
         if ledger is not None:
             ledger.settle(reservation, answer.cost_usd if answer is not None else 0.0)
+        if share is not None:
+            share.settle(share_reservation, answer.cost_usd if answer is not None else 0.0)
     return Asked(
         answer=answer, route=route, latency=time.perf_counter() - started, usage=usage, attempt=attempt, conversation=conversation
     )

@@ -97,13 +97,14 @@ class SuiteFile(pytest.File):
             if case.status is not Status.APPROVED or not case_selected(case, run):
                 continue
             for role in select_roles(case, run):
-                name = f"{case.id}[{role}]"
-                # an explicit nodeid, so pytest parses "[role]" as the parameter part, as it
-                # does for the ids it reads back (--lf, --deselect, the cache)
-                item = CaseItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", case=case, role=role)
-                for word in markers.usable(case.tags, role, case.outcome[role].value):
-                    item.add_marker(word)
-                yield item
+                for llm in run.settings.llms or (None,):  # --nl2sql-llm NAME: once per named LLM config
+                    name = f"{case.id}[{role}-{llm}]" if llm else f"{case.id}[{role}]"
+                    # an explicit nodeid, so pytest parses "[role]" as the parameter part, as it
+                    # does for the ids it reads back (--lf, --deselect, the cache)
+                    item = CaseItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", case=case, role=role, llm=llm)
+                    for word in markers.usable(case.tags, role, case.outcome[role].value):
+                        item.add_marker(word)
+                    yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, self.CollectError):
@@ -183,10 +184,11 @@ class ItemParams:
 class CaseItem(pytest.Item):
     """One approved case asked as one role."""
 
-    def __init__(self, *, case: EvalCase, role: str, **kwargs: Any) -> None:
+    def __init__(self, *, case: EvalCase, role: str, llm: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
         self.role = role
+        self.llm = llm  # the named LLM config (--nl2sql-llm NAME), or None: the project's llm
         self.expected = case.outcome[role]
         words = {
             *case.tags,
@@ -198,12 +200,14 @@ class CaseItem(pytest.Item):
         }
         if case.difficulty is not None:
             words.add(case.difficulty.value)
+        if llm:
+            words.add(llm)
         self.extra_keyword_matches.update(words)
         self.record: dict[str, Any] | None = None
         # a stable identity per item for tools that read a parametrized test's name and
         # parameters (allure's historyId, ...): the case id, parametrized by the role
         self.originalname = case.id
-        self.callspec = ItemParams({"role": role}, role)
+        self.callspec = ItemParams({"role": role, "llm": llm}, f"{role}-{llm}") if llm else ItemParams({"role": role}, role)
         self.cls = None  # read beside callspec (pytest's fixture ordering, allure)
 
     def setup(self) -> None:
@@ -234,7 +238,7 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.case.location.line - 1 if self.case.location else None
-        return self.path, line, f"{self.case.id} [{self.role}]"
+        return self.path, line, f"{self.case.id} [{self.role}-{self.llm}]" if self.llm else f"{self.case.id} [{self.role}]"
 
 
 RUN_KEY = pytest.StashKey[ItemRunner]()

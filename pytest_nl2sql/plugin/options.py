@@ -52,6 +52,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("max-leak-rate", {"metavar": "X"}, "string", "fail the run when the 95% upper bound of the leak rate (answered, should be refused) is above X (0..1)"),
     ("engine", {"metavar": "NAME"}, "string", "the engine under test, instead of nl2sql.yaml's: reference (pytest-nl2sql's), nl2sql-engine, or module:factory (docs/engine.md)"),
     ("test-suite", {"metavar": "K"}, "string", "test-suite accuracy: an allowed item passes result_match only if its SQL gives the gold's rows on the real database and on K generated neighbour databases (SQLite; PostgreSQL with test_suite.scratch_url in nl2sql.yaml; docs/scoring.md)"),
+    ("llm", {"action": "append", "metavar": "NAME"}, None, "run every item once per named LLM config (llms.NAME in nl2sql.yaml; repeatable): node ids case[role-NAME], -k NAME selects one, a comparison board per config"),
 ]
 
 
@@ -101,6 +102,7 @@ class Settings:
     max_leak_rate: float | None = None
     test_suite: int = 0  # neighbour databases per datasource (--nl2sql-test-suite; 0: off)
     engine: str | None = None  # --nl2sql-engine: reference, nl2sql-engine or module:factory
+    llms: tuple[str, ...] = ()  # --nl2sql-llm NAME (repeatable): the named LLM configs, in the order given
 
 
 def in_use(config: pytest.Config) -> bool:
@@ -208,7 +210,14 @@ def read_settings(config: pytest.Config) -> Settings:
         **_full_run(config, mode),
         **_report_settings(config),
         test_suite=_whole(config, "test-suite", 0) if _get(config, "test-suite") is not None else 0,
+        llms=_llm_names(config),
     )
+
+
+def _llm_names(config: pytest.Config) -> tuple[str, ...]:
+    """--nl2sql-llm NAME (repeatable; commas allowed), each once, in the order given."""
+    names = [n.strip() for value in config.getoption("nl2sql_llm") or () for n in str(value).split(",") if n.strip()]
+    return tuple(dict.fromkeys(names))
 
 
 def _report_settings(config: pytest.Config) -> dict[str, Any]:

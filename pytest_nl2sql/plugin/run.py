@@ -76,7 +76,8 @@ class Nl2sqlRun:
         self._project_loaded = False
         self._engine: Any = None
         self._provenance: dict[str, Any] | None = None
-        self._llm: Any = None
+        self._llms: dict[str | None, Any] = {}  # the LLM client of each named config (None: llm:)
+        self.llm_ledgers: dict[str, CostLedger] = {}  # --nl2sql-llm with --nl2sql-max-cost: each config's share
         self.ledger: CostLedger | None = None
         self.baselines: dict[Path, Baseline] = {}
         self.records: list[dict[str, Any]] = []
@@ -173,8 +174,11 @@ class Nl2sqlRun:
                     check()
                 except Nl2sqlError as exc:
                     raise pytest.UsageError(str(exc)) from None
+            for name in self.settings.llms:
+                self.llm_config(name)  # an unknown --nl2sql-llm NAME is a usage error now
             if self.settings.mode == "full" and getattr(engine, "needs_llm", True) and self.settings.predictions is None:
-                self.shared_llm()  # a missing key or llm section is a usage error now, too
+                for name in self.settings.llms or (None,):
+                    self.shared_llm(name)  # a missing key or llm section is a usage error now, too
         worker = hasattr(self.config, "workerinput")
         roles_named: set[str] = set()
         selectable: set[str] = set()  # what --nl2sql-cases can name: tags and datasources
@@ -301,28 +305,43 @@ class Nl2sqlRun:
             return None
         from pytest_nl2sql.plugin.accounting import MeteredLLM, Usage
 
-        return MeteredLLM(self.shared_llm(), usage if usage is not None else Usage(), attempt=attempt, failfast=self.failfast)
+        return MeteredLLM(self.shared_llm(item.llm), usage if usage is not None else Usage(), attempt=attempt, failfast=self.failfast)
 
-    def shared_llm(self) -> Any:
-        """The configured LLM of mode full, built once per process."""
-        if self._llm is None:
-            project = self.project
-            if project is None:
-                raise pytest.UsageError(
-                    "--nl2sql-mode full needs nl2sql.yaml with an llm section (llm: base_url, model, api_key_env; docs/llm.md)"
-                )
+    def llm_config(self, name: str | None) -> Any:
+        """The project's ``llm:``, or with a name (--nl2sql-llm NAME) its ``llms.NAME``; a usage
+        error naming the known ones when nl2sql.yaml has none of that name."""
+        project = self.project
+        if project is None:
+            if name is not None:
+                raise pytest.UsageError(f"--nl2sql-llm {name}: needs nl2sql.yaml with llms: {{{name}: {{model: ...}}}} (docs/config.md)")
+            raise pytest.UsageError(
+                "--nl2sql-mode full needs nl2sql.yaml with an llm section (llm: base_url, model, api_key_env; docs/llm.md)"
+            )
+        if name is None:
+            return project.llm
+        named = getattr(project, "llms", None) or {}
+        if name not in named:
+            known = ", ".join(sorted(named)) or "none: add llms: {NAME: {model: ...}}"
+            raise pytest.UsageError(f"--nl2sql-llm {name}: {project.path} has no llms.{name} (known: {known}; docs/config.md)")
+        return named[name]
+
+    def shared_llm(self, name: str | None = None) -> Any:
+        """The configured LLM of mode full (``name``: a named config), built once per process;
+        each named config has its own response cache folder."""
+        if name not in self._llms:
+            config = self.llm_config(name)
             from pytest_nl2sql.llm import LLMError, OpenAICompatibleLLM
 
             try:
-                llm = OpenAICompatibleLLM.from_config(project.llm)
+                llm = OpenAICompatibleLLM.from_config(config)
             except LLMError as exc:
-                raise pytest.UsageError(f"--nl2sql-mode full: {exc}") from None
+                raise pytest.UsageError(f"--nl2sql-mode full{f' (--nl2sql-llm {name})' if name else ''}: {exc}") from None
             if self.settings.cache:
                 from pytest_nl2sql.llm.cache import ResponseCache
 
-                llm.cache = ResponseCache(self.cache_dir())
-            self._llm = llm
-        return self._llm
+                llm.cache = ResponseCache(self.cache_dir() / name if name else self.cache_dir())
+            self._llms[name] = llm
+        return self._llms[name]
 
     def provenance(self, suites: Any) -> dict[str, Any]:
         """``run.provenance`` (reporting/provenance.py), collected once, on the controller."""

@@ -158,6 +158,13 @@ class Nl2sqlSession:
             else:
                 run.ledger = CostLedger.create(run.settings.max_cost)
                 self._owns_ledger = True
+        if run.settings.llms and run.settings.max_cost is not None:  # each named LLM config: an equal share
+            share = run.settings.max_cost / len(run.settings.llms)
+            if _is_worker(config):
+                paths = config.workerinput.get("nl2sql_llm_ledgers") or {}  # type: ignore[attr-defined]
+                run.llm_ledgers = {name: CostLedger(path, share) for name, path in paths.items()}
+            else:
+                run.llm_ledgers = {name: CostLedger.create(share) for name in run.settings.llms}
         register_full_run(config, run)  # progress line, --nl2sql-estimate, --nl2sql-save-predictions
 
     def is_suite_path(self, path: Path) -> bool:
@@ -171,6 +178,8 @@ class Nl2sqlSession:
         node.workerinput["nl2sql_digests"] = self._digests
         if self.run.ledger is not None:
             node.workerinput["nl2sql_ledger"] = str(self.run.ledger.path)
+        if self.run.llm_ledgers:
+            node.workerinput["nl2sql_llm_ledgers"] = {name: str(ledger.path) for name, ledger in self.run.llm_ledgers.items()}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -492,6 +501,9 @@ class Nl2sqlSession:
         self.sigterm.uninstall()
         if self._owns_ledger and self.run.ledger is not None:
             self.run.ledger.remove()
+        if not _is_worker(config):
+            for ledger in self.run.llm_ledgers.values():
+                ledger.remove()
 
 
 def _check_logins(registry: Any) -> None:

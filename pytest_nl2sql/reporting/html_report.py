@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_nl2sql.reporting import answer_figures, answerability, provenance, steps
+from pytest_nl2sql.reporting import answer_figures, answerability, models, provenance, steps
 from pytest_nl2sql.reporting.completeness import incomplete_line, missing_nodeids
 from pytest_nl2sql.reporting.outcomes import ACTUAL
 from pytest_nl2sql.safetext import shown
@@ -377,7 +377,7 @@ def render_html(report: Mapping[str, Any]) -> str:
     if conf.get("all"):
         body = _matrix("all roles", conf["all"]) + "".join(_matrix(f"role {r}", m) for r, m in (conf.get("by_role") or {}).items())
         sections.append(f'<h2>Outcomes</h2><div id="confusion">{body}</div>')
-    sections.append(answerability.html_section(s, _e) + answer_figures.html_section(s, _e, _card) + steps.html_section(s, _e))
+    sections.append(models.html_section(s, _e) + answerability.html_section(s, _e) + answer_figures.html_section(s, _e, _card) + steps.html_section(s, _e))
     tax = s.get("taxonomy") or {}
     if tax.get("misses"):
         rows = "".join(f'<tr><td>{_e(k)}</td><td class="n">{n}</td></tr>' for k, n in (tax.get("kinds") or {}).items())

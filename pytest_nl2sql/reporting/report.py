@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
-from pytest_nl2sql.reporting import answer_figures, answerability, breakdowns, figures, provenance, repeats, steps
+from pytest_nl2sql.reporting import answer_figures, answerability, breakdowns, figures, models, provenance, repeats, steps
 from pytest_nl2sql.reporting.answer_figures import answer_fields
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.intervals import wilson
@@ -96,6 +96,7 @@ def make_record(
         "gold_digest": _gold_digest(case, item.role),
         **_test_suite_record(scores),
         **answer_fields(answer, scores),  # source, text, steps, lenient, unsupported (answer_figures.py)
+        **({"llm_config": item.llm} if getattr(item, "llm", None) else {}),  # --nl2sql-llm NAME
     }
 
 
@@ -288,6 +289,7 @@ class RunReport:
         out.update(answerability.answerability(self.records))  # precision/recall of "not answerable"
         out.update(answer_figures.summary_figures(self.records, _passed))  # by_source, lenient, faithfulness
         out.update(steps.summary_figures(self.records))  # engine steps
+        out.update(models.summary_figures(self.records, _passed))  # --nl2sql-llm: a board per config, McNemar per pair
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -368,6 +370,7 @@ class RunReport:
         out.extend(clarification.summary_lines(s))
         out.extend(answerability.summary_lines(s))
         out.extend(answer_figures.summary_lines(s))
+        out.extend(models.summary_lines(s))
         out.extend(figures.usage_lines(s))
         out.extend(steps.summary_lines(s))
         out.extend(repeats.summary_lines(s, self.records))
@@ -398,7 +401,7 @@ class RunReport:
         for key in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"):
             for k, v in s[key].items():
                 row(f"{key[3:]}: {md_cell(k)}", v)  # tags, roles, datasources come from the suite
-        for name, st in [*breakdowns.markdown_rows(s), *answerability.markdown_rows(s), *answer_figures.markdown_rows(s)]:
+        for name, st in [*breakdowns.markdown_rows(s), *answerability.markdown_rows(s), *answer_figures.markdown_rows(s), *models.markdown_rows(s)]:
             row(md_cell(name), st)
         c = s.get("clarification")
         if c and c["needed"]:
