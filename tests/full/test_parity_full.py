@@ -38,3 +38,57 @@ def test_mode_full_reports_answerability_sources_faithfulness_and_steps(pytester
     result.stdout.fnmatch_lines(["*answerability*precision 100.0% (2/2*", "*verified *100.0%  (2/2*", "*planner *5 *5000 *50 *0.050000*"])
     page = (project / "r.html").read_text()
     assert all(f'id="{x}"' in page for x in ("answerability", "answers", "steps", "provenance"))
+
+
+LLMS = """\
+llms:
+  good: {model: good-model}
+  poor: {model: poor-model, price_input_per_1k: 0.02}
+"""
+
+
+def test_several_llm_configs_in_one_run(pytester: pytest.Pytester, project: Path, serve) -> None:
+    from tests.full.conftest import WRONG_PLAN, question_of
+
+    (project / "nl2sql.yaml").write_text((project / "nl2sql.yaml").read_text().replace("feedback: {store: feedback.sqlite}", LLMS + "feedback: {store: feedback.sqlite}"))
+    server, plans = serve(prompt_tokens=1000, completion_tokens=0)
+    answer = server.plan_producer
+
+    def poor_on_tracks(request: dict) -> dict:  # the poor model gets the tracks question (mini_002) wrong
+        plan = answer(request)
+        return WRONG_PLAN if request.get("model") == "poor-model" and question_of(request).startswith("How many tracks") else plan
+
+    server.plan_producer = poor_on_tracks
+    args = (*FULL, "--nl2sql-llm", "good", "--nl2sql-llm", "poor", "--nl2sql-cache")
+    result = pytester.runpytest_subprocess(*args, "--nl2sql-out", "r.json", "--nl2sql-html", "r.html")
+    data = json.loads((project / "r.json").read_text())
+    ids = {r["nodeid"] for r in data["items"]}
+    assert {"evals/mini.yaml::mini_002[admin-good]", "evals/mini.yaml::mini_002[admin-poor]"} <= ids and len(ids) == 16
+    assert plans.calls == 16  # each config asks every item once
+    board, pairs = data["summary"]["by_llm"], data["summary"]["llm_pairs"]
+    assert board["good"]["accuracy"]["passed"] == 8 and board["poor"]["accuracy"]["passed"] == 6
+    assert board["good"]["cost_usd"] == pytest.approx(0.08) and board["poor"]["cost_usd"] == pytest.approx(0.16)
+    assert board["poor"]["cost_per_passed_usd"] == pytest.approx(0.16 / 6, abs=1e-6) and board["good"]["latency_p95_s"] > 0
+    assert pairs == [{"a": "good", "b": "poor", "shared": 8, "a_only": 2, "b_only": 0, "mcnemar_p": 0.5}]
+    result.stdout.fnmatch_lines(["*per LLM config (--nl2sql-llm)*", "  good *100.0% (8/8*", "  poor *75.0% (6/8*",
+                                 "  good vs poor: 2 passed only with good, 0 only with poor (of 8); exact McNemar p = 0.5"])
+    page = (project / "r.html").read_text()
+    assert 'id="llm-board"' in page and 'id="llm-pairs"' in page
+
+    # -k NAME selects one config; each config has its own response cache folder
+    again = pytester.runpytest_subprocess(*args, "-k", "poor", "--nl2sql-out", "poor.json")
+    assert plans.calls == 16  # all answered from poor's cache
+    assert {r["llm_config"] for r in json.loads((project / "poor.json").read_text())["items"]} == {"poor"}
+    assert again.ret == pytest.ExitCode.TESTS_FAILED
+    assert sorted(p.name for p in (project / ".nl2sql-cache" / "llm").iterdir() if p.is_dir()) == ["good", "poor"]
+
+    # --nl2sql-max-cost: each config gets an equal share (and the total holds)
+    capped = pytester.runpytest_subprocess(*FULL, "--nl2sql-llm", "good", "--nl2sql-llm", "poor", "--nl2sql-max-cost", "0.05",
+                                           "--nl2sql-concurrency", "1", "-k", "poor", "--nl2sql-out", "cap.json")
+    capped_data = json.loads((project / "cap.json").read_text())
+    reasons = {r["skipped"] for r in capped_data["items"] if r.get("skipped")}
+    assert reasons == {"cost cap reached for --nl2sql-llm poor (its share $0.0250)"}  # $0.02 a call: 2 calls, then its share is gone
+    assert capped_data["summary"]["by_llm"]["poor"]["cost_usd"] == pytest.approx(0.04) and capped.ret == pytest.ExitCode.OK
+
+    unknown = pytester.runpytest_subprocess(*FULL, "--nl2sql-llm", "huge")
+    unknown.stderr.fnmatch_lines(["ERROR: --nl2sql-llm huge: *nl2sql.yaml has no llms.huge (known: good, poor; docs/config.md)"])
