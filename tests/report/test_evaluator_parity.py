@@ -234,3 +234,58 @@ def test_the_reference_engine_reports_its_steps(pytester: pytest.Pytester, proje
     assert [s["name"] for s in record["steps"]] == ["router", "planner", "sql_generation", "execution"]
     result.stdout.fnmatch_lines(["*engine steps: step*runs*p50 s*p95 s*tokens in*errors", "*sql_generation*SECURITY_VIOLATION 1"])
     assert 'id="steps"' in (project / "r.html").read_text()
+
+
+MONTHS_CASE = """\
+- id: mini_008
+  question: How many invoices were issued per month in early 2009?
+  datasources: [chinook]
+  status: approved
+  origin: hand
+  tags: [dates]
+  outcome: {admin: allowed}
+  order_matters: false
+  sql: |
+    SELECT strftime('%Y-%m', InvoiceDate) AS month, COUNT(*) AS invoices FROM Invoice
+    WHERE InvoiceDate < '2009-04-01' GROUP BY month
+  plan: {datasource: chinook, from: Invoice, select: [InvoiceDate]}  # not read: the engine below answers itself
+"""
+
+DATED_ENGINE = """
+import sqlite3
+
+import pytest
+
+from pytest_nl2sql.engine.protocol import Answer
+from pytest_nl2sql.engine.reference import ReferenceEngine
+
+SQL = ("SELECT date(InvoiceDate, 'start of month') AS month, COUNT(*) AS invoices FROM Invoice "
+       "WHERE InvoiceDate < '2009-04-01' GROUP BY month")
+
+
+class Dated(ReferenceEngine):
+    def answer(self, question, role, llm):
+        if question.startswith("How many invoices were issued per month"):
+            with sqlite3.connect("data/chinook.sqlite") as con:
+                rows = con.execute(SQL).fetchall()
+            return Answer(status="ok", sql=SQL, datasources=("chinook",), columns=("month", "invoices"), rows=rows)
+        return super().answer(question, role, llm)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_nl2sql_make_engine(config, project):
+    return Dated(project)
+"""
+
+
+def test_a_month_label_against_the_first_of_the_month_is_a_presentation_only_miss(pytester: pytest.Pytester, project: Path) -> None:
+    suite = project / "evals" / "mini.yaml"
+    suite.write_text(suite.read_text() + MONTHS_CASE)
+    (project / "conftest.py").write_text(DATED_ENGINE)
+    result = pytester.runpytest(*MINI, "--nl2sql-regenerate", "--nl2sql-out", "r.json", "-k", "mini_008")
+    data = json.loads((project / "r.json").read_text())
+    (item,) = data["items"]
+    assert item["verdict"] == "failed"  # the configured rule: a label is not a date
+    assert item["lenient"] == {"matched": True, "kind": "period_label"}
+    assert data["summary"]["lenient"]["by_kind"] == {"period_label": 1}
+    result.stdout.fnmatch_lines(["*lenient reading: 1 of 1 result_match misses are presentation only (period label 1)*"])
