@@ -10,7 +10,7 @@ mode, so the figures of mode plans show the engine's own work without a model.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,29 +25,37 @@ def _sum(values: list[Any]) -> Any:
 
 
 def summary_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    by_name: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    # one pass over the steps, one list per figure (a report of 100,000 items has 400,000 steps)
+    by_name: dict[str, tuple[list[float], list[Any], list[Any], list[Any], Counter[str]]] = {}
     for r in records:
         if r.get("verdict") == "skipped":
             continue
-        for step in r.get("steps") or []:
-            if isinstance(step, Mapping) and isinstance(step.get("name"), str):
-                by_name[step["name"]].append(step)
+        for step in r.get("steps") or ():
+            if type(step) is not dict or type(step.get("name")) is not str:
+                continue
+            lists = by_name.get(step["name"])
+            if lists is None:
+                lists = by_name[step["name"]] = ([], [], [], [], Counter())
+            lists[0].append(float(step.get("latency_s") or 0.0))
+            lists[1].append(step.get("input_tokens"))
+            lists[2].append(step.get("output_tokens"))
+            lists[3].append(step.get("cost_usd"))
+            if step.get("error_code"):
+                lists[4][str(step["error_code"])] += 1
     if not by_name:
         return {}
     out: dict[str, Any] = {}
     errors: Counter[str] = Counter()
-    for name, steps in sorted(by_name.items()):
-        latencies = [float(s.get("latency_s") or 0.0) for s in steps]
-        codes = Counter(str(s["error_code"]) for s in steps if s.get("error_code"))
+    for name, (latencies, tokens_in, tokens_out, costs, codes) in sorted(by_name.items()):
         errors.update(codes)
         p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
         out[name] = {
-            "runs": len(steps),
+            "runs": len(latencies),
             "latency_p50_s": round(p50, 6) if p50 is not None else None,
             "latency_p95_s": round(p95, 6) if p95 is not None else None,
-            "input_tokens": _sum([s.get("input_tokens") for s in steps]),
-            "output_tokens": _sum([s.get("output_tokens") for s in steps]),
-            "cost_usd": _sum([s.get("cost_usd") for s in steps]),
+            "input_tokens": _sum(tokens_in),
+            "output_tokens": _sum(tokens_out),
+            "cost_usd": _sum(costs),
             "errors": dict(sorted(codes.items())),
         }
     return {"steps": out, "step_errors": dict(sorted(errors.items()))}

@@ -79,20 +79,39 @@ def _near(written: float, decimals: int, ordered: Sequence[float]) -> bool:
 def check_text(text: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], question: str = "") -> dict[str, Any]:
     """What in ``text`` the rows do not support: ``unsupported`` (as written, in order),
     ``checked`` (how many numbers, dates, counts and names were read) and ``faithful``."""
-    cells = [c for row in rows for c in row]
-    texts = [t for c in cells if (t := _cell_text(c)) is not None]
-    values = [f for c in cells if (f := _number(c)) is not None]
-    for t in [*texts, question, *(str(c) for c in columns)]:
-        scrubbed = _DATE.sub(lambda m: " ".join(g for g in m.groups() if g), t)
-        values += [_written(m.group(1))[0] for m in _NUMBER.finditer(scrubbed)]
+    texts: list[str] = []
+    values: list[float] = []
+    sums: dict[int, float] = {}
+    for row in rows:  # one pass over the cells (the common types first: this is every answer's cost)
+        for i, c in enumerate(row):
+            kind = type(c)
+            if kind is str:
+                texts.append(c)
+            elif kind is int or kind is float:
+                if c == c:  # NaN is no value
+                    values.append(float(c))
+                    sums[i] = sums.get(i, 0.0) + c
+            elif (f := _number(c)) is not None:
+                values.append(f)
+                sums[i] = sums.get(i, 0.0) + f
+            elif (t := _cell_text(c)) is not None:
+                texts.append(t)
     values.append(float(len(rows)))
-    width = max((len(r) for r in rows), default=0)
-    for i in range(width):
-        column = [f for r in rows if i < len(r) and (f := _number(r[i])) is not None]
-        if column:
-            values.append(sum(column))
+    values.extend(sums.values())
     ordered = sorted(values)
     shares = sorted(v * 100 for v in values)
+    in_text: list[list[float]] = []  # the numbers inside text cells, column names and the question: read once, if needed
+
+    def text_numbers() -> tuple[list[float], list[float]]:
+        if not in_text:
+            found = []
+            for t in [*texts, question, *(str(c) for c in columns)]:
+                if any(ch.isdigit() for ch in t):
+                    scrubbed = _DATE.sub(lambda m: " ".join(g for g in m.groups() if g), t)
+                    found += [_written(m.group(1))[0] for m in _NUMBER.finditer(scrubbed)]
+            in_text.extend([sorted(found), sorted(v * 100 for v in found)])
+        return in_text[0], in_text[1]
+
     unsupported: list[str] = []
     checked = 0
 
@@ -107,11 +126,17 @@ def check_text(text: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
             unsupported.append(f"{m.group(0)} (the answer has {len(rows)})")
     body = _ROW_COUNT.sub(" ", body)
 
-    lowered_texts = [t.casefold() for t in texts]
+    lowered: list[list[str]] = []
+
+    def lowered_texts() -> list[str]:  # case-folded text cells: made once, if a date or a name needs them
+        if not lowered:
+            lowered.append([t.casefold() for t in texts])
+        return lowered[0]
+
     for m in _DATE.finditer(body):
         checked += 1
         said = m.group(0).casefold().replace("t", " ")
-        cells_said = (t.replace("t", " ") for t in lowered_texts)
+        cells_said = (t.replace("t", " ") for t in lowered_texts())
         if said not in question.casefold() and not any(t.startswith(said) or (len(t) >= 7 and said.startswith(t)) for t in cells_said):
             unsupported.append(m.group(0))
     body = _DATE.sub(" ", body)
@@ -122,18 +147,22 @@ def check_text(text: str, columns: Sequence[str], rows: Sequence[Sequence[Any]],
         percent = bool(m.group(2))
         if _near(value, decimals, ordered) or (percent and _near(value, decimals, shares)):
             continue
+        more, more_shares = text_numbers()
+        if _near(value, decimals, more) or (percent and _near(value, decimals, more_shares)):
+            continue
         unsupported.append(m.group(0).strip())
 
-    known = [*lowered_texts, *(str(c).casefold() for c in columns)]
-    q = question.casefold()
-    for name in names:
-        if not name or name.endswith(":") or len(name.split()) > _MAX_NAME_WORDS:
-            continue
-        checked += 1
-        n = name.casefold()
-        if n in q or any(n in k or (len(k) >= 3 and k in n) for k in known):
-            continue
-        unsupported.append(repr(name))
+    names = [n for n in names if n and not n.endswith(":") and len(n.split()) <= _MAX_NAME_WORDS]
+    if names:
+        known = [*lowered_texts(), *(str(c).casefold() for c in columns)]
+        exact = set(known)
+        q = question.casefold()
+        for name in names:
+            checked += 1
+            n = name.casefold()
+            if n in exact or n in q or any(n in k or (len(k) >= 3 and k in n) for k in known):
+                continue
+            unsupported.append(repr(name))
     return {"faithful": not unsupported, "checked": checked, "unsupported": unsupported}
 
 
