@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         cols, rows = _rows(n)
         answer = list(reversed(rows))  # the same rows in another order: a passing result_match
-        base = _best(lambda r=rows, a=answer: match_rows(cols, r, cols, a))
-        new = _best(lambda a=answer: check_text(text, cols, a, "top customers"))
+        base = _best(lambda c=cols, r=rows, a=answer: match_rows(c, r, c, a))
+        new = _best(lambda c=cols, a=answer: check_text(text, c, a, "top customers"))
         print(f"{'faithfulness, 4 cols x ' + format(n, ',') + ' rows':<44} {base * 1000:>9.1f} ms {new * 1000:>9.1f} ms {new / base:>7.2f}x")
     for n in sizes:
         cols, rows = _rows(n)

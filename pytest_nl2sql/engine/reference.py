@@ -11,10 +11,10 @@ import time
 from typing import Any
 
 from pytest_nl2sql.config import Config
+from pytest_nl2sql.config.model import VerifiedQuery
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
 from pytest_nl2sql.engine.compiler import CompileError, compile_plan
 from pytest_nl2sql.engine.plan import PlanError, PlanModel, plan_json_schema
-from pytest_nl2sql.config.model import VerifiedQuery
 from pytest_nl2sql.engine.protocol import Answer, RouteResult, SetupError, Step
 from pytest_nl2sql.engine.resolver import QUESTION_NOT_ANSWERABLE, resolve
 from pytest_nl2sql.engine.router import DatasourceDoc, Router, doc_from_schema

@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_nl2sql import __version__
-from pytest_nl2sql.reporting import answer_figures, answerability, breakdowns, figures, models, provenance, repeats, steps
+from pytest_nl2sql.reporting import (
+    answer_figures,
+    answerability,
+    breakdowns,
+    figures,
+    models,
+    provenance,
+    repeats,
+    steps,
+)
 from pytest_nl2sql.reporting.answer_figures import answer_fields
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.intervals import wilson
