@@ -92,18 +92,11 @@ def summary_figures(records: Sequence[Mapping[str, Any]], passed: Callable[[Mapp
     return out
 
 
-def _line(name: str, st: Mapping[str, Any]) -> str:
-    if not st["total"]:
-        return f"  {name:<28} -"
-    lo, hi = st["ci95"]
-    return f"  {name:<28} {st['accuracy']:6.1%}  ({st['passed']}/{st['total']}, 95% CI {lo:.1%}-{hi:.1%})"
-
-
 def summary_lines(s: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     if s.get("by_source"):
         out.append(" per source (answer items; verified: a curated query answered):")
-        out.extend(_line(k, v) for k, v in s["by_source"].items())
+        out.extend(breakdowns.stat_line(k, v) for k, v in s["by_source"].items())
     le = s.get("lenient")
     if le and le["misses"]:
         kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in le["by_kind"].items())
@@ -111,10 +104,10 @@ def summary_lines(s: Mapping[str, Any]) -> list[str]:
             f" lenient reading: {le['presentation_only']} of {le['misses']} result_match misses are presentation only"
             + (f" ({kinds})" if kinds else "") + "; the verdict is unchanged"
         )
-        out.append(_line("lenient execution accuracy", le["execution_accuracy"]))
+        out.append(breakdowns.stat_line("lenient execution accuracy", le["execution_accuracy"]))
     fa = s.get("faithfulness")
     if fa and fa["total"]:
-        out.append(_line("faithful answer text", fa))
+        out.append(breakdowns.stat_line("faithful answer text", fa))
     return out
 
 

@@ -20,6 +20,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_nl2sql.reporting.breakdowns import stat_text
 from pytest_nl2sql.reporting.intervals import wilson
 
 __all__ = ["answerability", "html_section", "markdown_rows", "summary_lines"]
@@ -62,24 +63,17 @@ def answerability(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"answerability": {**_board(checked), "items": len(checked), "by_role": {k: _board(v) for k, v in sorted(roles.items())}}}
 
 
-def _said(st: Mapping[str, Any]) -> str:
-    if not st["total"]:
-        return "-"
-    lo, hi = st["ci95"]
-    return f"{st['accuracy']:.1%} ({st['passed']}/{st['total']}, 95% CI {lo:.1%}-{hi:.1%})"
-
-
 def summary_lines(s: Mapping[str, Any]) -> list[str]:
     a = s.get("answerability")
     if not a:
         return []
     out = [
-        f" answerability (\"not answerable\" said): precision {_said(a['precision'])}, recall {_said(a['recall'])}",
+        f" answerability (\"not answerable\" said): precision {stat_text(a['precision'])}, recall {stat_text(a['recall'])}",
         f"  {a['true_refusals']} true refusals, {a['false_refusals']} false refusals, {a['missed_unanswerable']} unanswerable missed",
     ]
     if len(a.get("by_role") or {}) > 1:
         for role, b in a["by_role"].items():
-            out.append(f"  {role:<28} precision {_said(b['precision'])}, recall {_said(b['recall'])}")
+            out.append(f"  {role:<28} precision {stat_text(b['precision'])}, recall {stat_text(b['recall'])}")
     return out
 
 
@@ -96,7 +90,7 @@ def html_section(s: Mapping[str, Any], esc: Any) -> str:
         return ""
     rows = [("all roles", a)] + [(f"role {k}", v) for k, v in (a.get("by_role") or {}).items()]
     body = "".join(
-        f"<tr><th>{esc(name)}</th><td>{esc(_said(b['precision']))}</td><td>{esc(_said(b['recall']))}</td>"
+        f"<tr><th>{esc(name)}</th><td>{esc(stat_text(b['precision']))}</td><td>{esc(stat_text(b['recall']))}</td>"
         f'<td class="n">{b["true_refusals"]}</td><td class="n">{b["false_refusals"]}</td><td class="n">{b["missed_unanswerable"]}</td></tr>'
         for name, b in rows
     )

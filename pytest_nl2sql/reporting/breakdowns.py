@@ -20,7 +20,7 @@ from pytest_nl2sql.reporting.intervals import wilson
 from pytest_nl2sql.reporting.outcomes import ACTUAL, confusion, leak_rate
 from pytest_nl2sql.reporting.taxonomy import KINDS
 
-__all__ = ["GROUPS", "checked", "group", "stat", "summary_figures", "summary_lines"]
+__all__ = ["GROUPS", "checked", "group", "stat", "stat_line", "stat_text", "summary_figures", "summary_lines"]
 
 GROUPS = (("tag", "tags"), ("difficulty", "difficulty"), ("role", "role"), ("datasource", "datasources"))
 
@@ -78,11 +78,23 @@ def summary_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _line(name: str, st: Mapping[str, Any]) -> str:
+def stat_line(name: str, st: Mapping[str, Any]) -> str:
+    """A summary line: ``  name  rate  (passed/total, 95% CI low-high)``, or ``-`` when empty."""
     if not st["total"]:
         return f"  {name:<28} -"
     lo, hi = st["ci95"]
     return f"  {name:<28} {st['accuracy']:6.1%}  ({st['passed']}/{st['total']}, 95% CI {lo:.1%}-{hi:.1%})"
+
+
+_line = stat_line
+
+
+def stat_text(st: Mapping[str, Any]) -> str:
+    """A stat inline: ``rate (passed/total, 95% CI low-high)``, or ``-`` when empty."""
+    if not st["total"]:
+        return "-"
+    lo, hi = st["ci95"]
+    return f"{st['accuracy']:.1%} ({st['passed']}/{st['total']}, 95% CI {lo:.1%}-{hi:.1%})"
 
 
 def matrix_lines(matrix: Mapping[str, Mapping[str, int]], indent: str = "   ") -> list[str]:

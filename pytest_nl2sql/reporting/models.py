@@ -65,20 +65,13 @@ def _secs(v: Any) -> str:
     return "-" if v is None else f"{v:.3f} s"
 
 
-def _acc(st: Mapping[str, Any]) -> str:
-    if not st["total"]:
-        return "-"
-    lo, hi = st["ci95"]
-    return f"{st['accuracy']:.1%} ({st['passed']}/{st['total']}, 95% CI {lo:.1%}-{hi:.1%})"
-
-
 def summary_lines(s: Mapping[str, Any]) -> list[str]:
     board = s.get("by_llm")
     if not board:
         return []
     out = [" per LLM config (--nl2sql-llm): accuracy, cost per passed item, p95 latency:"]
     for name, b in board.items():
-        out.append(f"  {name:<20} {_acc(b['accuracy'])}; {_money(b['cost_per_passed_usd'])} per passed; p95 {_secs(b['latency_p95_s'])}"
+        out.append(f"  {name:<20} {breakdowns.stat_text(b['accuracy'])}; {_money(b['cost_per_passed_usd'])} per passed; p95 {_secs(b['latency_p95_s'])}"
                    + (f"; {b['skipped']} skipped" if b["skipped"] else ""))
     for p in s.get("llm_pairs") or []:
         out.append(f"  {p['a']} vs {p['b']}: {p['a_only']} passed only with {p['a']}, {p['b_only']} only with {p['b']} "
@@ -95,7 +88,7 @@ def html_section(s: Mapping[str, Any], esc: Any) -> str:
     if not board:
         return ""
     rows = "".join(
-        f"<tr><th>{esc(name)}</th><td>{esc(_acc(b['accuracy']))}</td><td class=\"n\">{esc(_money(b['cost_usd']))}</td>"
+        f"<tr><th>{esc(name)}</th><td>{esc(breakdowns.stat_text(b['accuracy']))}</td><td class=\"n\">{esc(_money(b['cost_usd']))}</td>"
         f"<td class=\"n\">{esc(_money(b['cost_per_passed_usd']))}</td><td class=\"n\">{esc(_secs(b['latency_p95_s']))}</td></tr>"
         for name, b in board.items()
     )
