@@ -64,14 +64,21 @@ def lenient_reading(answer: Any, case: Any, rule: MatchRule) -> dict[str, Any] |
     except ValueError:
         return None
     loose = attrs.evolve(rule, column_order="any", column_names="ignore")
+    wider = max((len(r) for r in pred_rows[:1]), default=len(pred_cols)) > min((len(cols) or (len(rows[0]) if rows else 0)) for cols, rows in golds)
+    labelled_pred = _labelled(pred_rows)
     steps = (
-        ("column_order", loose, False),
-        ("extra_columns", attrs.evolve(loose, extra_columns="allow"), False),
-        ("period_label", attrs.evolve(loose, extra_columns="allow"), True),
+        # a step that cannot change the reading is not run: the strict rule already failed it
+        ("column_order", loose, False, loose != rule),
+        ("extra_columns", attrs.evolve(loose, extra_columns="allow"), False, wider and loose.extra_columns != "allow"),
+        ("period_label", attrs.evolve(loose, extra_columns="allow"), True, True),
     )
-    for kind, lenient, labels in steps:
-        pred = _labelled(pred_rows) if labels else pred_rows
+    for kind, lenient, labels, useful in steps:
+        if not useful:
+            continue
         for cols, rows in golds:
-            if match_rows(cols, _labelled(rows) if labels else rows, pred_cols, pred, lenient).matched:
+            gold = _labelled(rows) if labels else rows
+            if labels and gold == rows and labelled_pred == pred_rows:
+                continue  # no month on either side
+            if match_rows(cols, gold, pred_cols, labelled_pred if labels else pred_rows, lenient).matched:
                 return {"matched": True, "kind": kind}
     return {"matched": False, "kind": None}
