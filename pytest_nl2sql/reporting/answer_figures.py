@@ -126,6 +126,7 @@ def html_section(s: Mapping[str, Any], esc: Any, card: Callable[[str, Any], str]
     note = ""
     if le:
         cards.append(card("lenient execution accuracy", le["execution_accuracy"]))
+    if le and le["misses"]:
         kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in le["by_kind"].items())
         note = (
             f'<p id="lenient">{le["presentation_only"]} of {le["misses"]} result_match misses are presentation only'

@@ -22,7 +22,7 @@ from pytest_nl2sql.reporting.stats import mcnemar_exact
 __all__ = ["html_section", "markdown_rows", "summary_figures", "summary_lines"]
 
 
-def summary_figures(records: Sequence[Mapping[str, Any]], passed: Callable[[Mapping[str, Any]], bool]) -> dict[str, Any]:
+def summary_figures(records: Sequence[Mapping[str, Any]], passed: Callable[[Mapping[str, Any]], bool], mode: str | None = "full") -> dict[str, Any]:
     by: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
         if r.get("llm_config"):
@@ -36,7 +36,7 @@ def summary_figures(records: Sequence[Mapping[str, Any]], passed: Callable[[Mapp
         answer = [r for r in ran if r.get("kind") == "answer"]
         ok = sum(1 for r in answer if passed(r))
         cost = sum(float(r.get("cost_usd") or 0.0) for r in recs)
-        latencies = [float(r.get("latency_s") or 0.0) for r in ran]
+        latencies = [float(r.get("latency_s") or 0.0) for r in ran] if mode == "full" else []  # as the run's own: mode full only
         p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
         board[name] = {
             "accuracy": breakdowns.stat([passed(r) for r in answer]),

@@ -297,8 +297,8 @@ class RunReport:
         out.update(clarification.summary_figures(self.records))  # --nl2sql-clarify
         out.update(answerability.answerability(self.records))  # precision/recall of "not answerable"
         out.update(answer_figures.summary_figures(self.records, _passed))  # by_source, lenient, faithfulness
-        out.update(steps.summary_figures(self.records))  # engine steps
-        out.update(models.summary_figures(self.records, _passed))  # --nl2sql-llm: a board per config, McNemar per pair
+        out.update(steps.summary_figures(self.records, self.meta.get("mode")))  # engine steps
+        out.update(models.summary_figures(self.records, _passed, self.meta.get("mode")))  # --nl2sql-llm: a board per config, McNemar per pair
         return out
 
     def to_json(self) -> dict[str, Any]:

@@ -4,8 +4,9 @@ An engine that reports its steps (``Answer.steps``: router, planner, SQL generat
 ...; docs/engine.md#reporting-steps) leaves them in each record. ``summary.steps`` has, per
 step name: how many times it ran, its latency p50/p95, its tokens in and out and its cost
 (summed over the steps that said so; null when none did), and errors by code; and
-``summary.step_errors``: every step error by code, over all steps. Latencies are of every
-mode, so the figures of mode plans show the engine's own work without a model.
+``summary.step_errors``: every step error by code, over all steps. The latency percentiles are
+mode full's only (null elsewhere, like the run's own latency figures, so two reports of equal
+runs are equal); each record keeps its steps' times in every mode.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ def _sum(values: list[Any]) -> Any:
     return (round(sum(known), 6) if any(isinstance(v, float) for v in known) else sum(known)) if known else None
 
 
-def summary_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summary_figures(records: Sequence[Mapping[str, Any]], mode: str | None = "full") -> dict[str, Any]:
+    """``summary.steps`` and ``summary.step_errors``; the latency percentiles in mode full only
+    (elsewhere null, as the run's own latency figures: reports of equal runs stay equal)."""
     # one pass over the steps, one list per figure (a report of 100,000 items has 400,000 steps)
     by_name: dict[str, tuple[list[float], list[Any], list[Any], list[Any], Counter[str]]] = {}
     for r in records:
@@ -48,7 +51,7 @@ def summary_figures(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     errors: Counter[str] = Counter()
     for name, (latencies, tokens_in, tokens_out, costs, codes) in sorted(by_name.items()):
         errors.update(codes)
-        p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+        p50, p95 = (percentile(latencies, 50), percentile(latencies, 95)) if mode == "full" else (None, None)
         out[name] = {
             "runs": len(latencies),
             "latency_p50_s": round(p50, 6) if p50 is not None else None,
@@ -65,6 +68,10 @@ def _n(v: Any) -> str:
     return "-" if v is None else str(v)
 
 
+def _secs(v: Any) -> str:
+    return "-" if v is None else f"{v:.4f}"
+
+
 def _cost(v: Any) -> str:
     return "-" if v is None else f"{v:.6f}"
 
@@ -78,7 +85,7 @@ def summary_lines(s: Mapping[str, Any]) -> list[str]:
         cost = _cost(st["cost_usd"])
         errs = ", ".join(f"{k} {n}" for k, n in st["errors"].items()) or "-"
         out.append(
-            f"               {name[:16]:<16} {st['runs']:>6} {st['latency_p50_s']:>9.4f} {st['latency_p95_s']:>9.4f} "
+            f"               {name[:16]:<16} {st['runs']:>6} {_secs(st['latency_p50_s']):>9} {_secs(st['latency_p95_s']):>9} "
             f"{_n(st['input_tokens']):>10} {_n(st['output_tokens']):>8} {cost:>10}  {errs}"
         )
     return out
@@ -89,8 +96,8 @@ def html_section(s: Mapping[str, Any], esc: Any) -> str:
     if not steps:
         return ""
     rows = "".join(
-        f"<tr><th>{esc(name)}</th><td class=\"n\">{st['runs']}</td><td class=\"n\">{st['latency_p50_s']:.4f}</td>"
-        f"<td class=\"n\">{st['latency_p95_s']:.4f}</td><td class=\"n\">{esc(_n(st['input_tokens']))}</td>"
+        f"<tr><th>{esc(name)}</th><td class=\"n\">{st['runs']}</td><td class=\"n\">{_secs(st['latency_p50_s'])}</td>"
+        f"<td class=\"n\">{_secs(st['latency_p95_s'])}</td><td class=\"n\">{esc(_n(st['input_tokens']))}</td>"
         f"<td class=\"n\">{esc(_n(st['output_tokens']))}</td><td class=\"n\">{_cost(st['cost_usd'])}</td>"
         f"<td>{esc(', '.join(f'{k} {n}' for k, n in st['errors'].items()) or '-')}</td></tr>"
         for name, st in steps.items()

@@ -105,6 +105,8 @@ def stripped(path: Path) -> dict[str, Any]:
         report["summary"].pop(key, None)
     for item in report["items"]:
         item.pop("latency_s", None)
+        for step in item.get("steps") or []:
+            step.pop("latency_s", None)  # the engine's own timings of each step
         (item.get("llm") or {}).pop("llm_latency_s", None)
         for attempt in item.get("attempts") or []:
             attempt.pop("latency_s", None)

@@ -18,6 +18,8 @@ def _strip_timings(report: dict) -> dict:
         report["run"].pop(key, None)
     for item in report["items"]:
         item.pop("latency_s", None)
+        for step in item.get("steps") or []:
+            step.pop("latency_s", None)  # the engine's own timings of each step
     return report
 
 

@@ -227,7 +227,9 @@ def test_the_reference_engine_reports_its_steps(pytester: pytest.Pytester, proje
     steps = data["summary"]["steps"]
     assert {"router", "planner", "sql_generation", "execution"} <= set(steps)
     assert steps["router"]["runs"] == data["summary"]["ran"]
-    assert steps["execution"]["runs"] == 4 and steps["execution"]["latency_p95_s"] >= steps["execution"]["latency_p50_s"] >= 0
+    assert steps["execution"]["runs"] == 4
+    assert steps["execution"]["latency_p50_s"] is None  # mode plans: no percentiles (equal runs, equal reports) ...
+    assert all(s["latency_s"] >= 0 for r in data["items"] for s in r["steps"])  # ... each record keeps its steps' times
     assert steps["sql_generation"]["errors"] == {"SECURITY_VIOLATION": 1}  # mini_001 as viewer: refused
     assert data["summary"]["step_errors"] == {"SECURITY_VIOLATION": 1}
     record = next(r for r in data["items"] if r["nodeid"] == "evals/mini.yaml::mini_002[admin]")
