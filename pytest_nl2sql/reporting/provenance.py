@@ -142,30 +142,43 @@ def _provenance(run: Mapping[str, Any]) -> Mapping[str, Any]:
     return p if isinstance(p, Mapping) else {}
 
 
+def _section(run: Mapping[str, Any], key: str) -> Mapping[str, Mapping[str, Any]]:
+    """``run.provenance[key]`` with only the entries that are objects (a report read back is
+    input: anything else in it is ignored, never a crash)."""
+    value = _provenance(run).get(key)
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): v for k, v in value.items() if isinstance(v, Mapping)}
+
+
 def series_breaks(base_run: Mapping[str, Any], new_run: Mapping[str, Any]) -> list[str]:
     """The datasources whose schema fingerprint differs between two runs' ``run`` sections
     (one line each); none when either run recorded no fingerprint for it."""
-    base = _provenance(base_run).get("datasources") or {}
-    new = _provenance(new_run).get("datasources") or {}
+    base, new = _section(base_run, "datasources"), _section(new_run, "datasources")
     out = []
     for name in sorted(set(base) & set(new)):
-        b, n = (base[name] or {}).get("fingerprint"), (new[name] or {}).get("fingerprint")
-        if b and n and b != n:
+        b, n = base[name].get("fingerprint"), new[name].get("fingerprint")
+        if isinstance(b, str) and isinstance(n, str) and b and n and b != n:
             out.append(f"datasource {name}: schema fingerprint {str(b)[:12]} -> {str(n)[:12]}")
     return out
 
 
 def changed_cases(base_run: Mapping[str, Any], new_run: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     """``{(suite file name, case id): what}`` for the cases whose digest differs between two runs."""
-    base = _provenance(base_run).get("suites") or {}
-    new = _provenance(new_run).get("suites") or {}
+    base, new = _section(base_run, "suites"), _section(new_run, "suites")
     out: dict[tuple[str, str], str] = {}
     for suite in set(base) & set(new):
-        b, n = (base[suite] or {}).get("cases") or {}, (new[suite] or {}).get("cases") or {}
+        b, n = base[suite].get("cases"), new[suite].get("cases")
+        if not isinstance(b, Mapping) or not isinstance(n, Mapping):
+            continue
         for case in set(b) & set(n):
             if b[case] != n[case]:
                 out[(suite, case)] = "case edited"
     return out
+
+
+def _count(cases: Any) -> int:
+    return len(cases) if isinstance(cases, Mapping) else 0
 
 
 def summary_line(run: Mapping[str, Any]) -> str | None:
@@ -174,12 +187,12 @@ def summary_line(run: Mapping[str, Any]) -> str | None:
     if not p:
         return None
     suites = ", ".join(
-        f"{name} {str((s or {}).get('sha256') or '?')[:12]} ({len((s or {}).get('cases') or {})} cases)" for name, s in (p.get("suites") or {}).items()
+        f"{name} {str(s.get('sha256') or '?')[:12]} ({_count(s.get('cases'))} cases)" for name, s in _section(run, "suites").items()
     )
-    schemas = ", ".join(f"{name} {str((d or {}).get('fingerprint') or 'unread')[:12]}" for name, d in (p.get("datasources") or {}).items())
+    schemas = ", ".join(f"{name} {str(d.get('fingerprint') or 'unread')[:12]}" for name, d in _section(run, "datasources").items())
     git = p.get("git")
     commit = f"git {str(git.get('commit'))[:12]}{' (dirty)' if git.get('dirty') else ''}" if isinstance(git, Mapping) else "not in git"
-    engine = p.get("engine") or {}
+    engine = p.get("engine") if isinstance(p.get("engine"), Mapping) else {}
     parts = [f"suites {suites}" if suites else "", f"schemas {schemas}" if schemas else "", commit,
              f"engine {engine.get('name')} {engine.get('version') or '(no version)'}"]
     return " " + one_line("provenance: " + "; ".join(x for x in parts if x))
@@ -189,13 +202,13 @@ def html_section(run: Mapping[str, Any], esc: Any) -> str:
     p = _provenance(run)
     if not p:
         return ""
-    rows = [f"<tr><th>suite {esc(name)}</th><td><code>{esc((s or {}).get('sha256'))}</code></td><td>{len((s or {}).get('cases') or {})} cases</td></tr>"
-            for name, s in (p.get("suites") or {}).items()]
-    rows += [f"<tr><th>datasource {esc(name)}</th><td><code>{esc((d or {}).get('fingerprint') or (d or {}).get('error'))}</code></td>"
-             f"<td>{esc((d or {}).get('tables', '-'))} tables (schema fingerprint)</td></tr>" for name, d in (p.get("datasources") or {}).items()]
+    rows = [f"<tr><th>suite {esc(name)}</th><td><code>{esc(s.get('sha256'))}</code></td><td>{_count(s.get('cases'))} cases</td></tr>"
+            for name, s in _section(run, "suites").items()]
+    rows += [f"<tr><th>datasource {esc(name)}</th><td><code>{esc(d.get('fingerprint') or d.get('error'))}</code></td>"
+             f"<td>{esc(d.get('tables', '-'))} tables (schema fingerprint)</td></tr>" for name, d in _section(run, "datasources").items()]
     git = p.get("git")
     rows.append(f"<tr><th>git</th><td><code>{esc(git.get('commit'))}</code></td><td>{'dirty' if git.get('dirty') else 'clean'}</td></tr>"
                 if isinstance(git, Mapping) else "<tr><th>git</th><td colspan=2>not a git work tree</td></tr>")
-    engine = p.get("engine") or {}
+    engine = p.get("engine") if isinstance(p.get("engine"), Mapping) else {}
     rows.append(f"<tr><th>engine</th><td><code>{esc(engine.get('name'))}</code></td><td>{esc(engine.get('version') or 'no version')}</td></tr>")
     return f'<h2>Provenance</h2><table id="provenance">{"".join(rows)}</table>'
