@@ -103,6 +103,8 @@ def stripped(path: Path) -> dict[str, Any]:
         report["run"].pop(key, None)
     for key in ("latency_p50_s", "latency_p95_s"):
         report["summary"].pop(key, None)
+        for figures in [*(report["summary"].get("steps") or {}).values(), *(report["summary"].get("by_llm") or {}).values()]:
+            figures.pop(key, None)  # the engine steps' and each LLM config's timings
     for item in report["items"]:
         item.pop("latency_s", None)
         for step in item.get("steps") or []:
