@@ -68,6 +68,7 @@ class _Capture:
         self.report: RunReport | None = None
 
     def pytest_nl2sql_report(self, config: Any, report: RunReport) -> None:
+        report.records  # noqa: B018 -- read back from the run's spool now: the run folder goes with the run
         self.report = report
 
 

@@ -291,7 +291,7 @@ def _report_compare(args: argparse.Namespace) -> int:
     from pytest_nl2sql.reporting.compare import CompareError, compare_reports, load_report
 
     try:
-        base, new = load_report(args.base), load_report(args.new)
+        base, new = load_report(args.base, lazy=True), load_report(args.new, lazy=True)  # items streamed
     except CompareError as exc:
         print(f"pytest-nl2sql report compare: {exc}", file=sys.stderr)
         return 2
@@ -316,35 +316,34 @@ def _report_compare(args: argparse.Namespace) -> int:
 
 def _report_merge(args: argparse.Namespace) -> int:
     """Shard reports into one, equal to a single run's."""
-    import json
+    import tempfile
     from pathlib import Path
 
     from pytest_nl2sql.reporting.compare import CompareError, load_report
-    from pytest_nl2sql.reporting.shards import MergeError, merge_reports
-    from pytest_nl2sql.suitefile.lock import write_atomic
+    from pytest_nl2sql.reporting.shards import MergeError, merge_into
 
     try:
-        loaded = [(p, load_report(p)) for p in args.reports]
+        loaded = [(p, load_report(p, lazy=True)) for p in args.reports]  # items streamed from the files
     except CompareError as exc:
         print(f"pytest-nl2sql report merge: {exc}", file=sys.stderr)
         return 2
     if _refuse_incomplete("merge", loaded, args.allow_incomplete):
         return INCOMPLETE
-    try:
-        merged = merge_reports(loaded)
-    except MergeError as exc:
-        print(f"pytest-nl2sql report merge: {exc}", file=sys.stderr)
-        return 2
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, json.dumps(merged, indent=2, sort_keys=True, default=str) + "\n")
-    s = merged["summary"]
-    print(f"{out}: merged {len(args.reports)} reports: {s['items']} items, {s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures")
-    if args.html:
-        from pytest_nl2sql.reporting.html_report import write_html
+    with tempfile.TemporaryDirectory(prefix="nl2sql-merge-") as folder:
+        try:
+            merged = merge_into(loaded, Path(folder))  # records spooled in the folder, not held
+        except MergeError as exc:
+            print(f"pytest-nl2sql report merge: {exc}", file=sys.stderr)
+            return 2
+        out = Path(args.output)
+        merged.write_json(out)
+        s = merged.summary()
+        print(f"{out}: merged {len(args.reports)} reports: {s['items']} items, {s['passed']} passed, {s['failed']} failed, {s['xfailed']} known failures")
+        if args.html:
+            from pytest_nl2sql.reporting.html_report import write_html
 
-        write_html(Path(args.html), merged)
-        print(f"{args.html}: HTML report")
+            write_html(Path(args.html), merged.to_json(lazy=True))
+            print(f"{args.html}: HTML report")
     return 0
 
 
@@ -357,7 +356,7 @@ def _report_gate(args: argparse.Namespace) -> int:
     from pytest_nl2sql.reporting.gate import gate_records, suite_cases
 
     try:
-        report = load_report(args.report)
+        report = load_report(args.report, lazy=True)  # items streamed from the file
         baseline = Baseline.load(Path(args.baseline))
     except (CompareError, BaselineError) as exc:
         print(f"pytest-nl2sql report gate: {exc}", file=sys.stderr)

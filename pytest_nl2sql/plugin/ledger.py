@@ -70,11 +70,17 @@ class CostLedger:
         self._threads = threading.Lock()  # the threads of one process take turns, too
 
     @classmethod
-    def create(cls, cap: float | None) -> CostLedger:
-        fd, path = tempfile.mkstemp(prefix="nl2sql-ledger-", suffix=".txt")
+    def create(cls, cap: float | None, folder: str | os.PathLike[str] | None = None) -> CostLedger:
+        """A new ledger: ``ledger.txt`` in the run's folder (``reporting.spool``: a run killed
+        by SIGKILL leaves it there, and the next run removes it), else a temporary file."""
+        if folder is not None:
+            path = Path(folder) / "ledger.txt"
+            path.write_text("0\n0\n")
+            return cls(path, cap)
+        fd, name = tempfile.mkstemp(prefix="nl2sql-ledger-", suffix=".txt")
         with os.fdopen(fd, "w") as fh:
             fh.write("0\n0\n")
-        return cls(path, cap)
+        return cls(name, cap)
 
     def __enter__(self) -> CostLedger:
         self._threads.acquire()

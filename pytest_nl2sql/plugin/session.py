@@ -8,6 +8,7 @@ an updated baseline) -- once, in ``pytest_sessionfinish``.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections import Counter
 from pathlib import Path
@@ -52,6 +53,7 @@ from pytest_nl2sql.reporting.gate import (
     update_baselines,
 )
 from pytest_nl2sql.reporting.outputs import OUTPUT_ERROR, write_output
+from pytest_nl2sql.reporting.spool import RecordSpool, make_run_folder
 from pytest_nl2sql.reporting.report import (
     RunReport,
     make_record,
@@ -100,7 +102,8 @@ class Nl2sqlSession:
         self.config = config
         self.run = run
         self.started = time.time()
-        self.records: dict[str, dict[str, Any]] = {}
+        self._folder: Path | None = None  # the run folder (reporting.spool): the spool, the ledger
+        self._spool: RecordSpool | None = None
         self.crashed: list[str] = []
         self.collected: list[str] = []  # the nl2sql items collected (their node ids)
         self.missing: list[dict[str, str]] = []  # items without a verdict, with why (plugin.endings)
@@ -156,7 +159,7 @@ class Nl2sqlSession:
                 if path:
                     run.ledger = CostLedger(path, run.settings.max_cost)
             else:
-                run.ledger = CostLedger.create(run.settings.max_cost)
+                run.ledger = CostLedger.create(run.settings.max_cost, self.folder)
                 self._owns_ledger = True
         if run.settings.llms and run.settings.max_cost is not None:  # each named LLM config: an equal share
             share = run.settings.max_cost / len(run.settings.llms)
@@ -166,6 +169,23 @@ class Nl2sqlSession:
             else:
                 run.llm_ledgers = {name: CostLedger.create(share) for name in run.settings.llms}
         register_full_run(config, run)  # progress line, --nl2sql-estimate, --nl2sql-save-predictions
+
+    @property
+    def folder(self) -> Path:
+        """The run folder (made on first use; removed at the end of the run)."""
+        if self._folder is None:
+            self._folder = make_run_folder()
+        return self._folder
+
+    @property
+    def records(self) -> RecordSpool | dict[str, Any]:
+        """The records of the run so far, by node id (on disk: reporting.spool)."""
+        return self._spool if self._spool is not None else {}
+
+    def _record(self, record: dict[str, Any]) -> None:
+        if self._spool is None:
+            self._spool = RecordSpool(self.folder)
+        self._spool.add(record)
 
     def is_suite_path(self, path: Path) -> bool:
         return Path(path).resolve() in self._suite_paths
@@ -371,7 +391,10 @@ class Nl2sqlSession:
             self._stale_removed = True  # as the first item runs: never a stale report that looks current
             remove_stale([self.run.settings.out, self.run.settings.html])
 
+    @pytest.hookimpl(trylast=True)  # after the progress line and the predictions file read the record
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if _is_worker(self.config):
+            return  # the controller records (a worker's records cross with its reports)
         record = getattr(report, "nl2sql", None)
         if record is None:
             if getattr(report, "nl2sql_missing", None):
@@ -387,9 +410,10 @@ class Nl2sqlSession:
         if record["nodeid"] in self.reruns:
             record["reruns"] = self.reruns[record["nodeid"]]
             record["flaky"] = bool(record.get("flaky")) or record.get("verdict") in ("passed", "xfail-fixed", "xfailed")
-        self.records[record["nodeid"]] = record
+        self._record(record)
         if record.get("baseline") == "fixed":
             self.fixed.append(record["nodeid"])
+        del report.nl2sql  # type: ignore[attr-defined]  # on disk now: pytest keeps every report to the end
 
     def _is_ours(self, nodeid: str) -> bool:
         path = nodeid.split("::")[0]
@@ -402,7 +426,7 @@ class Nl2sqlSession:
         meta["missing"] = self.missing
         meta["complete"] = not self.missing
         meta["provenance"] = self.run.provenance(self._suite_paths)
-        return RunReport(list(self.records.values()), meta)
+        return RunReport(None, meta, spool=self._spool)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -448,7 +472,8 @@ class Nl2sqlSession:
         self.config.hook.pytest_nl2sql_report(config=self.config, report=report)
 
     def _update_baselines(self) -> None:
-        self.baseline_changes = update_baselines(self.records.values(), self._suite_paths, self.run.settings, self.output_errors)
+        records = self._spool.records() if self._spool is not None else ()
+        self.baseline_changes = update_baselines(records, self._suite_paths, self.run.settings, self.output_errors)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         if _is_worker(config):
@@ -504,6 +529,10 @@ class Nl2sqlSession:
         if not _is_worker(config):
             for ledger in self.run.llm_ledgers.values():
                 ledger.remove()
+        if self._spool is not None:
+            self._spool.close()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def _check_logins(registry: Any) -> None:

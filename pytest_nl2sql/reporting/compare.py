@@ -35,7 +35,8 @@ from pytest_nl2sql.reporting import provenance
 from pytest_nl2sql.reporting.gate import raw_failed
 from pytest_nl2sql.reporting.report import REPORT_SCHEMA, REPORT_VERSION
 from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
-from pytest_nl2sql.reporting.validate import ReportInvalid, validate_report
+from pytest_nl2sql.reporting.reportfile import open_report
+from pytest_nl2sql.reporting.validate import ReportInvalid, validate_item, validate_report
 from pytest_nl2sql.safetext import one_line
 
 __all__ = ["CompareError", "Comparison", "compare_reports", "load_report"]
@@ -45,9 +46,23 @@ class CompareError(Nl2sqlError):
     pass
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
+def load_report(path: str | Path, *, lazy: bool = False) -> dict[str, Any]:
+    """A JSON report, checked (``reporting.validate``); ``lazy``: its items are read from the
+    file one at a time on each pass (``reporting.reportfile``), never all in memory."""
+    first_bad: list[ReportInvalid] = []
+
+    def check(rec: dict[str, Any], i: int) -> None:
+        if not first_bad:
+            try:
+                validate_item(rec, i)
+            except ReportInvalid as exc:
+                first_bad.append(exc)
+
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if lazy:
+            data: Any = open_report(path, check)
+        else:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CompareError(f"{path}: no such report") from None
     except (OSError, ValueError, RecursionError) as exc:
@@ -56,6 +71,8 @@ def load_report(path: str | Path) -> dict[str, Any]:
         raise CompareError(f"{path}: not a pytest-nl2sql report (schema {REPORT_SCHEMA!r}, version {REPORT_VERSION})")
     try:
         validate_report(data)
+        if first_bad:
+            raise first_bad[0]
     except ReportInvalid as exc:
         raise CompareError(f"{path}: {one_line(exc)}") from None
     return data
@@ -65,8 +82,8 @@ def _outcomes(report: Mapping[str, Any]) -> dict[str, tuple[bool, Mapping[str, A
     out = {}
     for rec in report.get("items") or []:
         failed = raw_failed(rec)
-        if failed is not None:
-            out[rec["nodeid"]] = (not failed, rec)
+        if failed is not None:  # what the comparison reads of the record, not the record
+            out[rec["nodeid"]] = (not failed, {k: rec.get(k) for k in ("expected", "gold_digest", "tags")})
     return out
 
 

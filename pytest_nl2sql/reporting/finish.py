@@ -17,7 +17,7 @@ __all__ = ["finish_run"]
 def finish_run(report: Any, settings: Any, errors: list[str] | None = None) -> tuple[list[str], bool]:
     lines: list[str] = []
     failed = False
-    data = report.to_json()
+    data = report.to_json(lazy=True)  # the items read back one at a time (a spool's: never all in memory)
     summary = data["summary"]
     why = leak_gate(summary.get("leak") or {}, settings.max_leak_rate)
     if why is not None:
@@ -33,7 +33,7 @@ def finish_run(report: Any, settings: Any, errors: list[str] | None = None) -> t
         from pytest_nl2sql.reporting.compare import CompareError, compare_reports, load_report
 
         try:
-            result = compare_reports(load_report(settings.compare), data)
+            result = compare_reports(load_report(settings.compare, lazy=True), data)
         except CompareError as exc:
             lines.append(f" compare: {exc}")
             failed = True
@@ -44,7 +44,7 @@ def finish_run(report: Any, settings: Any, errors: list[str] | None = None) -> t
     if settings.html is not None:
         from pytest_nl2sql.reporting.html_report import write_html
 
-        html = json.loads(json.dumps(data, default=str))
+        html = {**json.loads(json.dumps({k: v for k, v in data.items() if k != "items"}, default=str)), "items": data["items"]}
         if write_output("--nl2sql-html", settings.html, lambda: write_html(settings.html, html), errors if errors is not None else []):
             lines.append(f" HTML report: {settings.html}")
     return lines, failed

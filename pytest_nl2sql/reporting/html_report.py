@@ -309,15 +309,19 @@ _LINKS = 30
 
 def _failures(items: Sequence[Mapping[str, Any]], s: Mapping[str, Any]) -> str:
     """The first thing on the page: how many items failed, links to them, the worst groups."""
-    failing = [(i, r) for i, r in enumerate(items) if r.get("verdict") == "failed"]
-    errors = sum(1 for r in items if r.get("verdict") == "error")
-    if not failing and not errors:
+    failing: list[tuple[int, str, str]] = []  # the first _LINKS failures (node id, why): the page links them
+    failed = errors = 0
+    for i, r in enumerate(items):
+        if r.get("verdict") == "failed":
+            failed += 1
+            if len(failing) < _LINKS:
+                failing.append((i, r.get("nodeid"), ", ".join(r.get("failed_scores") or []) or r.get("status") or "failed"))
+        elif r.get("verdict") == "error":
+            errors += 1
+    if not failed and not errors:
         return f'<div id="failures" class="none"><h2>No failures</h2><p>{len(items)} items, none failed.</p></div>'
-    links = "".join(
-        f'<li><a href="#item-{i}">{_e(r.get("nodeid"))}</a> -- {_e(", ".join(r.get("failed_scores") or []) or r.get("status") or "failed")}</li>'
-        for i, r in failing[:_LINKS]
-    )
-    more = f"<p>and {len(failing) - _LINKS} more (filter the table by verdict)</p>" if len(failing) > _LINKS else ""
+    links = "".join(f'<li><a href="#item-{i}">{_e(node)}</a> -- {_e(why)}</li>' for i, node, why in failing)
+    more = f"<p>and {failed - _LINKS} more (filter the table by verdict)</p>" if failed > _LINKS else ""
     groups = []
     for key in ("by_tag", "by_role", "by_datasource", "by_difficulty", "by_outcome"):
         for name, st in (s.get(key) or {}).items():
@@ -327,7 +331,7 @@ def _failures(items: Sequence[Mapping[str, Any]], s: Mapping[str, Any]) -> str:
         f'<li class="{_grade(acc)}">{_e(label)}: <b style="color:var(--c)">{_pct(acc)}</b> ({st["passed"]}/{st["total"]})</li>'
         for acc, label, st in sorted(groups, key=lambda g: (g[0], g[1]))[:5]
     )
-    said = f"{len(failing)} failed" + (f", {errors} suite errors" if errors else "")
+    said = f"{failed} failed" + (f", {errors} suite errors" if errors else "")
     return (
         f'<div id="failures"><h2>{said} of {len(items)} items</h2><ol>{links}</ol>{more}'
         + (f"<p><b>worst breakdowns</b></p><ul>{worst}</ul>" if worst else "")

@@ -34,10 +34,11 @@ from pytest_nl2sql.scoring import clarification
 
 if TYPE_CHECKING:
     from pytest_nl2sql.engine.protocol import Answer, RouteResult
+    from pytest_nl2sql.reporting.spool import RecordSpool
     from pytest_nl2sql.scoring.scorers import Score
     from pytest_nl2sql.suitefile.model import EvalCase, Outcome
 
-__all__ = ["RunReport", "failure_reason", "failure_text", "make_record", "record_reason", "short_repr", "wilson"]
+__all__ = ["RunReport", "failure_reason", "failure_text", "make_record", "record_reason", "short_repr", "wilson", "write_report"]
 
 class CaseItem(Protocol):
     """What a report needs of an item (the plugin's ``CaseItem``): one case asked as one role."""
@@ -252,11 +253,33 @@ def _passed(record: dict[str, Any]) -> bool:
 
 
 class RunReport:
-    """The aggregate of a run's records."""
+    """The aggregate of a run's records: a list of them, or a ``RecordSpool`` (the plugin's:
+    the summary then reads the slim views, the JSON and HTML reports the spool, one record at
+    a time; ``records`` reads them all into memory, for API callers)."""
 
-    def __init__(self, records: Sequence[dict[str, Any]], meta: dict[str, Any]) -> None:
-        self.records = sorted(records, key=lambda r: r["nodeid"])
+    def __init__(self, records: Sequence[dict[str, Any]] | None, meta: dict[str, Any], *, spool: RecordSpool | None = None) -> None:
+        self._spool = spool
+        self._records = None if spool is not None else sorted(records or (), key=lambda r: r["nodeid"])
+        self._summary: dict[str, Any] | None = None
         self.meta = meta
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        if self._records is None:
+            self._records = list(self._spool.records()) if self._spool is not None else []
+        return self._records
+
+    def _views(self) -> Sequence[dict[str, Any]]:
+        """What the summary reads: the slim views of a spool, else the records."""
+        if self._records is None and self._spool is not None:
+            return self._spool.views()
+        return self.records
+
+    def items(self) -> Sequence[dict[str, Any]]:
+        """The whole records in node id order; from a spool, read back one at a time."""
+        if self._records is None and self._spool is not None:
+            return self._spool.records()
+        return self.records
 
     def _group(self, key: str, records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         return breakdowns.group(records, key, _passed)
@@ -264,16 +287,21 @@ class RunReport:
     _stat = staticmethod(breakdowns.stat)
 
     def summary(self) -> dict[str, Any]:
-        ran = [r for r in self.records if r.get("verdict") not in ("skipped", "error")]  # error: the suite's
+        if self._summary is None:
+            self._summary = self._compute_summary(self._views())
+        return self._summary
+
+    def _compute_summary(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        ran = [r for r in records if r.get("verdict") not in ("skipped", "error")]  # error: the suite's
         answer = [r for r in ran if r["kind"] == "answer"]
         out: dict[str, Any] = {
-            "items": len(self.records),
+            "items": len(records),
             "ran": len(ran),
-            "skipped": sum(1 for r in self.records if r.get("verdict") == "skipped"),
+            "skipped": sum(1 for r in records if r.get("verdict") == "skipped"),
             "passed": sum(1 for r in ran if _passed(r)),
             "failed": sum(1 for r in ran if r.get("verdict") == "failed"),
             "xfailed": sum(1 for r in ran if r.get("verdict") == "xfailed"),
-            "errors": sum(1 for r in self.records if r.get("verdict") == "error"),
+            "errors": sum(1 for r in records if r.get("verdict") == "error"),
             "accuracy": self._stat([_passed(r) for r in answer]),
         }
         em = [r["scores"]["result_match"]["passed"] for r in answer if "result_match" in r["scores"]]
@@ -288,33 +316,34 @@ class RunReport:
         out["by_datasource"] = self._group("datasources", answer)
         # per outcome: only items whose outcome was checked (not in mode retrieval)
         out["by_outcome"] = self._group("expected", [r for r in answer if "outcome" in r["scores"]])
-        out["cost_usd"] = round(sum(r.get("cost_usd") or 0.0 for r in self.records), 6)
-        out.update(breakdowns.summary_figures(self.records))  # checked, routing per group, confusion, leak, taxonomy
-        out.update(figures.usage_figures(self.records, out["passed"], self.meta.get("mode")))  # tokens, latency, cache
-        out.update(repeats.summary_figures(self.records, int(self.meta.get("repeat") or 1)))  # pass@k, pass^k, flaky
-        out.update(figures.not_asked_figures(self.records))  # not_asked
-        out.update(test_suite_summary(self.records))  # --nl2sql-test-suite
-        out.update(clarification.summary_figures(self.records))  # --nl2sql-clarify
-        out.update(answerability.answerability(self.records))  # precision/recall of "not answerable"
-        out.update(answer_figures.summary_figures(self.records, _passed))  # by_source, lenient, faithfulness
-        out.update(steps.summary_figures(self.records, self.meta.get("mode")))  # engine steps
-        out.update(models.summary_figures(self.records, _passed, self.meta.get("mode")))  # --nl2sql-llm: a board per config, McNemar per pair
+        out["cost_usd"] = round(sum(r.get("cost_usd") or 0.0 for r in records), 6)
+        out.update(breakdowns.summary_figures(records))  # checked, routing per group, confusion, leak, taxonomy
+        out.update(figures.usage_figures(records, out["passed"], self.meta.get("mode")))  # tokens, latency, cache
+        out.update(repeats.summary_figures(records, int(self.meta.get("repeat") or 1)))  # pass@k, pass^k, flaky
+        out.update(figures.not_asked_figures(records))  # not_asked
+        out.update(test_suite_summary(records))  # --nl2sql-test-suite
+        out.update(clarification.summary_figures(records))  # --nl2sql-clarify
+        out.update(answerability.answerability(records))  # precision/recall of "not answerable"
+        out.update(answer_figures.summary_figures(records, _passed))  # by_source, lenient, faithfulness
+        out.update(steps.summary_figures(records, self.meta.get("mode")))  # engine steps
+        out.update(models.summary_figures(records, _passed, self.meta.get("mode")))  # --nl2sql-llm: a board per config, McNemar per pair
+        out.update(self.meta.get("summary_extra") or {})  # figures of the run beyond its records (llm.failed_connects, ...)
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, *, lazy: bool = False) -> dict[str, Any]:
+        """The JSON report as data; ``lazy``: its items read back one at a time (a spool's)."""
         return {
             "schema": REPORT_SCHEMA,
             "version": REPORT_VERSION,
-            "run": self.meta,
+            "run": {k: v for k, v in self.meta.items() if k != "summary_extra"},
             "summary": self.summary(),
-            "items": self.records,
+            "items": self.items() if lazy else self.records,
         }
 
     def write_json(self, path: Path) -> None:
-        from pytest_nl2sql.suitefile.lock import write_atomic
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, json.dumps(self.to_json(), indent=2, sort_keys=True, default=str) + "\n")
+        """Write the JSON report, its items one a line, read back one at a time (the same schema
+        and data as ``json.dumps(self.to_json())``; readers may stream the ``items`` array)."""
+        write_report(path, self.to_json(lazy=True))
 
     # -- text --------------------------------------------------------------------------
     @staticmethod
@@ -382,8 +411,8 @@ class RunReport:
         out.extend(models.summary_lines(s))
         out.extend(figures.usage_lines(s))
         out.extend(steps.summary_lines(s))
-        out.extend(repeats.summary_lines(s, self.records))
-        out.extend(figures.not_asked_lines(self.records))
+        out.extend(repeats.summary_lines(s, self._views()))
+        out.extend(figures.not_asked_lines(self._views()))
         for label in ("fixed",):
             items = meta.get(label) or []
             if items:
@@ -426,6 +455,30 @@ class RunReport:
         if target:
             with open(target, "a", encoding="utf-8") as fh:
                 fh.write(self.markdown())
+
+
+def write_report(path: Path, data: Mapping[str, Any]) -> None:
+    """Write a JSON report whose ``items`` may be lazy: the keys sorted, each item on one line
+    of the ``items`` array, the file replaced whole (a reader never sees half of it)."""
+    from pytest_nl2sql.suitefile.lock import write_atomic_with
+
+    head = {k: v for k, v in data.items() if k != "items"}
+
+    def fill(fh: Any) -> None:
+        fh.write('{\n  "items": [')
+        first = True
+        for rec in data.get("items") or ():
+            fh.write("\n    " if first else ",\n    ")
+            fh.write(json.dumps(rec, sort_keys=True, default=str))
+            first = False
+        fh.write("]" if first else "\n  ]")
+        for key in sorted(head):
+            body = json.dumps(head[key], indent=2, sort_keys=True, default=str).replace("\n", "\n  ")
+            fh.write(f",\n  {json.dumps(key)}: {body}")
+        fh.write("\n}\n")
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_atomic_with(path, fill)
 
 
 def run_meta(settings: Any, suites: Iterable[Path], started: float, workers: int, fixed: list[str], crashed: list[str]) -> dict[str, Any]:

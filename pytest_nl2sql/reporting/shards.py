@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.reporting.report import REPORT_SCHEMA, REPORT_VERSION, RunReport
+from pytest_nl2sql.reporting.spool import RecordSpool
 
 __all__ = ["MergeError", "merge_reports", "shard_of"]
 
@@ -38,20 +39,27 @@ def _check(report: Mapping[str, Any], where: str) -> None:
 
 def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
     """One report from the shards' reports ``[(name, data), ...]``."""
+    with tempfile.TemporaryDirectory(prefix="nl2sql-merge-") as folder:
+        return merge_into(reports, Path(folder)).to_json()
+
+
+def merge_into(reports: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> RunReport:
+    """The merged report, its records spooled in ``folder`` (``reporting.spool``): the shards'
+    items are read one at a time (a lazy report's from its file), never all in memory."""
     if not reports:
         raise MergeError("nothing to merge")
-    records: dict[str, dict[str, Any]] = {}
-    seen_in: dict[str, str] = {}
+    spool = RecordSpool(folder)
+    seen_in: dict[str, int] = {}
     modes = set()
-    for where, data in reports:
+    for n, (where, data) in enumerate(reports):
         _check(data, where)
         modes.add(data["run"].get("mode"))
         for rec in data["items"]:
             node = rec["nodeid"]
-            if node in records:
-                raise MergeError(f"{where}: item {node} is also in {seen_in[node]} (shards must not overlap)")
-            records[node] = dict(rec)
-            seen_in[node] = where
+            if node in seen_in:
+                raise MergeError(f"{where}: item {node} is also in {reports[seen_in[node]][0]} (shards must not overlap)")
+            spool.add(rec)
+            seen_in[node] = n
     if len(modes) > 1:
         raise MergeError(f"the reports come from different modes ({', '.join(sorted(map(str, modes)))}): merge runs of one mode")
     runs = [d["run"] for _, d in reports]
@@ -71,4 +79,4 @@ def merge_reports(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str,
         }
     )
     meta.pop("shard", None)
-    return RunReport(list(records.values()), meta).to_json()
+    return RunReport(None, meta, spool=spool)

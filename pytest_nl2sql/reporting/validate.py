@@ -12,7 +12,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["ReportInvalid", "validate_report"]
+from pytest_nl2sql.reporting.spool import LazyRecords
+
+__all__ = ["ReportInvalid", "validate_item", "validate_report"]
 
 #: Numbers past this size are not a count, a cost or a duration.
 _MAX_NUMBER = 1e15
@@ -125,26 +127,32 @@ def validate_report(data: Any) -> None:
             raise ReportInvalid(f"run.missing[{i}]: expected an object, got {_kind(m)}")
         _check(m, {"nodeid": _str, "why": _opt_str}, f"run.missing[{i}]", required=False)
     items = data.get("items")
-    if not isinstance(items, list):
+    if not isinstance(items, (list, LazyRecords)):
         raise ReportInvalid(f"items: expected a list, got {_kind(items)}" if "items" in data else "items: missing")
     if "summary" in data and not isinstance(data["summary"], dict):
         raise ReportInvalid(f"summary: expected an object, got {_kind(data['summary'])}")
-    for i, rec in enumerate(items):
-        where = f"items[{i}]"
-        if not isinstance(rec, dict):
-            raise ReportInvalid(f"{where}: expected an object, got {_kind(rec)}")
-        _check(rec, _ITEM_REQUIRED, where, required=True)
-        _check(rec, _ITEM_OPTIONAL, where, required=False)
-        for name, score in (rec.get("scores") or {}).items():
-            if not isinstance(score, dict):
-                raise ReportInvalid(f"{where}.scores.{name}: expected an object, got {_kind(score)}")
-            _check(score, _SCORE_FIELDS, f"{where}.scores.{name}", required=False)
-        for j, attempt in enumerate(rec.get("attempts") or []):
-            if not isinstance(attempt, dict):
-                raise ReportInvalid(f"{where}.attempts[{j}]: expected an object, got {_kind(attempt)}")
-            _check(attempt, {"latency_s": _opt_number, "verdict": _opt_str}, f"{where}.attempts[{j}]", required=False)
-        for name, value in (rec.get("llm") or {}).items():
-            if not _opt_number(value):
-                raise ReportInvalid(f"{where}.llm.{name}: expected a finite number or null, got {_kind(value)}")
-        if rec.get("taxonomy"):
-            _check(rec["taxonomy"], {"kinds": _opt_str_list}, f"{where}.taxonomy", required=False)
+    if isinstance(items, list):
+        for i, rec in enumerate(items):
+            validate_item(rec, i)
+
+
+def validate_item(rec: Any, i: int) -> None:
+    """Raise ``ReportInvalid`` naming the first field of ``items[i]`` the readers could not use."""
+    where = f"items[{i}]"
+    if not isinstance(rec, dict):
+        raise ReportInvalid(f"{where}: expected an object, got {_kind(rec)}")
+    _check(rec, _ITEM_REQUIRED, where, required=True)
+    _check(rec, _ITEM_OPTIONAL, where, required=False)
+    for name, score in (rec.get("scores") or {}).items():
+        if not isinstance(score, dict):
+            raise ReportInvalid(f"{where}.scores.{name}: expected an object, got {_kind(score)}")
+        _check(score, _SCORE_FIELDS, f"{where}.scores.{name}", required=False)
+    for j, attempt in enumerate(rec.get("attempts") or []):
+        if not isinstance(attempt, dict):
+            raise ReportInvalid(f"{where}.attempts[{j}]: expected an object, got {_kind(attempt)}")
+        _check(attempt, {"latency_s": _opt_number, "verdict": _opt_str}, f"{where}.attempts[{j}]", required=False)
+    for name, value in (rec.get("llm") or {}).items():
+        if not _opt_number(value):
+            raise ReportInvalid(f"{where}.llm.{name}: expected a finite number or null, got {_kind(value)}")
+    if rec.get("taxonomy"):
+        _check(rec["taxonomy"], {"kinds": _opt_str_list}, f"{where}.taxonomy", required=False)

@@ -20,13 +20,15 @@ import socket
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, BinaryIO, TextIO
 
 from filelock import FileLock, Timeout
 
 from pytest_nl2sql.errors import LockTimeout, Nl2sqlError
 
-__all__ = ["LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "replace_bytes", "temp_prefix", "write_atomic"]
+__all__ = ["LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "replace_bytes", "replace_with", "temp_prefix", "write_atomic", "write_atomic_with"]
 
 # -- files -----------------------------------------------------------------------------
 
@@ -166,11 +168,17 @@ def replace_bytes(target: Path, data: bytes, *, durable: bool = False) -> None:
     is removed on every error, and one left by a killed process by the next write to ``target``
     (``remove_stale_temps``). ``durable`` also fsyncs the data and the folder and keeps the
     file's mode (suites); without it (caches) a crash may lose the write, never corrupt it."""
+    replace_with(target, lambda fh: fh.write(data), durable=durable)
+
+
+def replace_with(target: Path, fill: Callable[[BinaryIO], Any], *, durable: bool = False) -> None:
+    """``replace_bytes`` with the bytes written by ``fill(file)`` (a report written as it is
+    read back from the run's spool, never whole in memory)."""
     remove_stale_temps(target)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=temp_prefix(target), suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            fill(fh)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -205,5 +213,18 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     next write to the same file.
     """
     replace_bytes(real_path(path), text.encode("utf-8"), durable=True)
+
+
+def write_atomic_with(path: str | os.PathLike[str], fill: Callable[[TextIO], Any]) -> None:
+    """``write_atomic`` with the text written by ``fill(file)`` (UTF-8)."""
+    import io
+
+    def text(fh: BinaryIO) -> None:
+        wrapper = io.TextIOWrapper(fh, encoding="utf-8", write_through=False)
+        fill(wrapper)
+        wrapper.flush()
+        wrapper.detach()
+
+    replace_with(real_path(path), text, durable=True)
 
 

@@ -1,0 +1,161 @@
+"""A run's records on disk, and its scratch folder.
+
+The controller never holds every record: each record is written, as it arrives, to the run's
+spool (``records.jsonl`` in the run folder, one JSON record a line); in memory it keeps per
+item only where the line is and a slim *view* -- the fields the summary reads (verdicts,
+scores without their details, groups, usage), never the SQL, the question, the row diff or
+the failure text. The JSON report and the HTML page are written by reading the spool back,
+one record at a time, in node id order (``RecordSpool.records``).
+
+The run folder (``nl2sql-run-<pid>-*`` in the temp folder) also holds the cost ledger
+(``plugin.ledger``). It is removed when the run ends; a run killed by SIGKILL leaves it, and
+the next run removes the folders of processes that are gone (``clean_dead_run_folders``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RUN_FOLDER_PREFIX", "LazyRecords", "RecordSpool", "clean_dead_run_folders", "make_run_folder", "slim"]
+
+RUN_FOLDER_PREFIX = "nl2sql-run-"
+
+#: What a record's slim view leaves out: text the summary never reads (the JSON and HTML
+#: reports read it back from the spool).
+_HEAVY = frozenset({"sql", "gold_sql", "question", "row_diff", "message", "gold_digest", "route", "suite", "case_id", "code"})
+
+
+def slim(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of ``record`` the run summary and the terminal lines read (module doc)."""
+    from pytest_nl2sql.reporting.figures import NOT_ASKED
+
+    out = {k: v for k, v in record.items() if k not in _HEAVY}
+    error = out.get("error")
+    if isinstance(error, str) and not error.startswith(NOT_ASKED):
+        out["error"] = None  # only fail fast's "not asked: ..." is counted
+    scores = out.get("scores")
+    if isinstance(scores, Mapping):
+        out["scores"] = {
+            name: {k: v for k, v in s.items() if k != "detail"} if isinstance(s, Mapping) else s for name, s in scores.items()
+        }
+    return out
+
+
+class LazyRecords:
+    """A sized, re-iterable sequence of records read from somewhere else (a spool, a report
+    file) each time it is iterated: what ``render_html`` and ``compare_reports`` take as a
+    report's ``items`` without the list in memory."""
+
+    def __init__(self, count: int, reader: Any) -> None:
+        self._count = count
+        self._reader = reader
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._reader())
+
+
+class RecordSpool:
+    """The run's records, one JSON line each in ``folder / records.jsonl`` (module doc)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = Path(folder) / "records.jsonl"
+        self._fh = open(self.path, "w+b")  # noqa: SIM115 -- open for the run, closed by close()
+        self._end = 0
+        self._where: dict[str, tuple[int, int]] = {}
+        self._views: dict[str, dict[str, Any]] = {}
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        """Append ``record``; a later record of the same node id replaces the earlier one."""
+        line = json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8") + b"\n"
+        self._fh.seek(self._end)
+        self._fh.write(line)
+        nodeid = sys.intern(str(record["nodeid"]))
+        self._where[nodeid] = (self._end, len(line))
+        self._end += len(line)
+        self._views[nodeid] = slim(record)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+    def __contains__(self, nodeid: object) -> bool:
+        return nodeid in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def get(self, nodeid: str) -> dict[str, Any]:
+        offset, length = self._where[nodeid]
+        self._fh.flush()
+        self._fh.seek(offset)
+        return json.loads(self._fh.read(length))
+
+    def views(self) -> list[dict[str, Any]]:
+        """The slim views, in node id order."""
+        return [self._views[n] for n in sorted(self._where)]
+
+    def _read(self) -> Iterator[dict[str, Any]]:
+        for nodeid in sorted(self._where):
+            yield self.get(nodeid)
+
+    def records(self) -> LazyRecords:
+        """The whole records, read back one at a time, in node id order."""
+        return LazyRecords(len(self._where), self._read)
+
+    def close(self) -> None:
+        try:
+            self._fh.close()
+        except OSError:
+            pass
+
+
+def make_run_folder() -> Path:
+    """A new run folder in the temp folder, named after this process (module doc)."""
+    clean_dead_run_folders()
+    return Path(tempfile.mkdtemp(prefix=f"{RUN_FOLDER_PREFIX}{os.getpid()}-"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
+
+
+def clean_dead_run_folders(where: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Remove the run folders (and the ledgers of older versions beside them) whose process is
+    gone; return what was removed."""
+    folder = Path(where or tempfile.gettempdir())
+    removed = []
+    try:
+        entries: Iterable[Path] = list(folder.glob(f"{RUN_FOLDER_PREFIX}*"))
+    except OSError:
+        return removed
+    for path in entries:
+        pid = path.name[len(RUN_FOLDER_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        if path.is_dir() and not path.is_symlink():
+            try:
+                if path.stat().st_uid != os.getuid():
+                    continue  # another user's
+            except OSError:
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
