@@ -53,7 +53,6 @@ from pytest_nl2sql.reporting.gate import (
     update_baselines,
 )
 from pytest_nl2sql.reporting.outputs import OUTPUT_ERROR, write_output
-from pytest_nl2sql.reporting.spool import RecordSpool, make_run_folder
 from pytest_nl2sql.reporting.report import (
     RunReport,
     make_record,
@@ -61,6 +60,7 @@ from pytest_nl2sql.reporting.report import (
     run_meta,
     short_repr,
 )
+from pytest_nl2sql.reporting.spool import RecordSpool, make_run_folder
 from pytest_nl2sql.scoring.clarification import ClarificationScorer
 from pytest_nl2sql.scoring.faithfulness import FaithfulnessScorer
 from pytest_nl2sql.scoring.scorers import BuiltinScorers

@@ -34,8 +34,8 @@ from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.reporting import provenance
 from pytest_nl2sql.reporting.gate import raw_failed
 from pytest_nl2sql.reporting.report import REPORT_SCHEMA, REPORT_VERSION
-from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
 from pytest_nl2sql.reporting.reportfile import open_report
+from pytest_nl2sql.reporting.stats import mcnemar_exact, paired_bootstrap_ci
 from pytest_nl2sql.reporting.validate import ReportInvalid, validate_item, validate_report
 from pytest_nl2sql.safetext import one_line
 

@@ -12,7 +12,9 @@ a single run over the same cases (the summary is recomputed from the merged item
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pytest_nl2sql.errors import Nl2sqlError
