@@ -23,7 +23,7 @@ import pytest
 
 from pytest_nl2sql.llm.base import LLMError, LLMResult, PlanRequest
 
-__all__ = ["MeteredLLM", "Progress", "Usage"]
+__all__ = ["MeteredLLM", "Progress", "Usage", "billed_after_stop"]
 
 PROGRESS_EVERY_S = 30.0
 
@@ -31,10 +31,11 @@ PROGRESS_EVERY_S = 30.0
 class Usage:
     """What one engine call used of the LLM (thread-safe: one call may ask several times)."""
 
-    FIELDS = ("calls", "cache_hits", "cache_misses", "input_tokens", "output_tokens", "llm_latency_s")
+    FIELDS = ("calls", "failed_connects", "cache_hits", "cache_misses", "input_tokens", "output_tokens", "llm_latency_s")
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.calls = 0  # calls that reached the server (a cached answer did not)
+        self.failed_connects = 0  # calls that never reached it (LLMError kind "connection"): counted apart
         self.cache_hits = 0
         self.cache_misses = 0
         self.input_tokens = 0
@@ -44,8 +45,10 @@ class Usage:
 
     def add(self, result: LLMResult | LLMError, latency: float, *, cache_on: bool) -> None:
         cached = bool(getattr(result, "cached", False))
+        never = isinstance(result, LLMError) and result.kind == "connection"
         with self._lock:
-            self.calls += 0 if cached else 1
+            self.calls += 0 if cached or never else 1
+            self.failed_connects += 1 if never else 0
             if cache_on:
                 self.cache_hits += 1 if cached else 0
                 self.cache_misses += 0 if cached else 1
@@ -147,6 +150,27 @@ class Progress:
             f"nl2sql: {self.done}/{total} items, ${self.cost:.4f} so far, "
             f"{elapsed:.0f} s elapsed, ETA {int(eta) // 60}:{int(eta) % 60:02d}"
         )
+
+
+def billed_after_stop(ledger: Any, summary: dict[str, Any], records: Any) -> dict[str, Any]:
+    """What the ledger says was billed beyond the records (calls in flight or prefetched when
+    the run stopped, answered after its last item): the summary's ``cost_usd`` then counts it,
+    and ``after_stop`` says how many engine calls and how much. Nothing when all is recorded."""
+    if ledger is None:
+        return {}
+    from pytest_nl2sql.plugin.ledger import MICRO, to_micro
+
+    try:
+        billed, settled = ledger.spent_micro(), ledger.calls()
+    except Exception:  # noqa: BLE001 -- a ledger that cannot be read adds nothing to the report
+        return {}
+    recorded = to_micro(summary.get("cost_usd") or 0.0)
+    if billed <= recorded:
+        return {}
+    views = records.views() if records is not None else []
+    asked = sum(len(v.get("attempts") or ()) or 1 for v in views if v.get("status") is not None)
+    extra = round((billed - recorded) / MICRO, 6)
+    return {"cost_usd": round(billed / MICRO, 6), "after_stop": {"calls": max(0, settled - asked), "cost_usd": extra}}
 
 
 def register_full_run(config: pytest.Config, run: Any) -> None:

@@ -52,7 +52,9 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
     stopped = run.failfast.stopped() if mode == "full" else None
     if stopped is not None:
         return Asked(answer=Answer(status="error", error=stopped, message=stopped), usage=usage, attempt=attempt)
-    ledger = run.ledger if run.ledger is not None and run.ledger.cap_micro is not None else None  # no cap: no lock per call
+    # the ledger counts what was billed in mode full (every call, even one answered after the
+    # run stopped: plugin.session reports it); elsewhere, without a cap, no lock per call
+    ledger = run.ledger if run.ledger is not None and (run.ledger.cap_micro is not None or run.settings.mode == "full") else None
     reservation = 0
     if ledger is not None:  # the budget holds in every mode and for every engine
         reservation = ledger.reserve()

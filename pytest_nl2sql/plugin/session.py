@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
-from pytest_nl2sql.plugin.accounting import register_full_run
+from pytest_nl2sql.plugin.accounting import billed_after_stop, register_full_run
 from pytest_nl2sql.plugin.collect import (
     RUN_KEY,
     CaseFailure,
@@ -426,7 +426,12 @@ class Nl2sqlSession:
         meta["missing"] = self.missing
         meta["complete"] = not self.missing
         meta["provenance"] = self.run.provenance(self._suite_paths)
-        return RunReport(None, meta, spool=self._spool)
+        report = RunReport(None, meta, spool=self._spool)
+        billed = billed_after_stop(self.run.ledger if self._owns_ledger else None, report.summary(), self._spool)
+        if billed:
+            meta["summary_extra"] = billed
+            report = RunReport(None, meta, spool=self._spool)
+        return report
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -42,7 +42,7 @@ def usage_figures(records: Sequence[dict[str, Any]], passed: int, mode: str | No
     """Tokens, LLM calls, cache hits and misses, latency p50/p95 (of the items' engine calls,
     mode full only: elsewhere they are null, so reports of equal runs stay equal) and cost per
     passed item."""
-    totals = dict.fromkeys(("calls", "cache_hits", "cache_misses", "input_tokens", "output_tokens"), 0)
+    totals = dict.fromkeys(("calls", "failed_connects", "cache_hits", "cache_misses", "input_tokens", "output_tokens"), 0)
     for r in records:
         usage = r.get("llm") or {}
         for key in totals:
@@ -53,7 +53,8 @@ def usage_figures(records: Sequence[dict[str, Any]], passed: int, mode: str | No
     cost = sum(float(r.get("cost_usd") or 0.0) for r in records)
     p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
     return {
-        "llm_calls": totals["calls"],
+        "llm_calls": totals["calls"],  # calls that reached the server
+        "llm_failed_connects": totals["failed_connects"],  # calls that never did (not billed)
         "cache_hits": totals["cache_hits"],
         "cache_misses": totals["cache_misses"],
         "tokens_in": totals["input_tokens"],
@@ -72,6 +73,14 @@ def usage_lines(summary: dict[str, Any]) -> list[str]:
         if summary.get("cost_per_passed_usd") is not None:
             line += f", ${summary['cost_per_passed_usd']:.6f} per passed item"
         out.append(line)
+    if summary.get("llm_failed_connects"):
+        out.append(f"  LLM: {summary['llm_failed_connects']} calls never reached the server (not counted above)")
+    after = summary.get("after_stop") or {}
+    if after.get("cost_usd"):
+        out.append(
+            f"  billed after the run stopped: {after['calls']} engine calls answered (in flight or prefetched) "
+            f"after the last item, ${after['cost_usd']:.4f}, counted in the cost above"
+        )
     if summary.get("cache_hits") or summary.get("cache_misses"):
         out.append(f"  response cache: {summary['cache_hits']} hits, {summary['cache_misses']} misses")
     if summary.get("latency_p50_s") is not None:
