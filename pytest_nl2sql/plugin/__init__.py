@@ -49,6 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-testmon reads its environment (session.testmon_environment)
 def pytest_configure(config: pytest.Config) -> None:
     if not in_use(config):
         return  # dormant: a project that does not use the plugin pays nothing for it

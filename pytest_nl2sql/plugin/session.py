@@ -7,6 +7,7 @@ an updated baseline) -- once, in ``pytest_sessionfinish``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -169,6 +170,8 @@ class Nl2sqlSession:
             else:
                 run.llm_ledgers = {name: CostLedger.create(share) for name in run.settings.llms}
         register_full_run(config, run)  # progress line, --nl2sql-estimate, --nl2sql-save-predictions
+        if getattr(config.option, "testmon", False) and not _is_worker(config):
+            testmon_environment(config, run, self._suite_paths)
 
     @property
     def folder(self) -> Path:
@@ -538,6 +541,41 @@ class Nl2sqlSession:
             self._spool.close()
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def testmon_environment(config: pytest.Config, run: Any, suite_paths: Any) -> None:
+    """pytest-testmon selects items by the Python code they ran, so a changed nl2sql.yaml, suite
+    or database file changes nothing it sees. Its environment name (``--testmon-env``) is
+    extended with a digest of those files (for SQLite and DuckDB files: size and mtime;
+    PostgreSQL: the URL only): a change starts a new testmon environment, in which every item
+    runs once (docs/plugin.md#pytest-testmon). Called before testmon reads the option."""
+    digest = hashlib.sha256()
+    path = run.config_path()
+    files = [path] if path is not None else []
+    for p in [*files, *sorted(suite_paths)]:
+        try:
+            digest.update(str(p).encode() + b"\0" + Path(p).read_bytes() + b"\0")
+        except OSError:
+            digest.update(f"{p}: unreadable\0".encode())
+    project = run.project if path is not None else None
+    for name, ds in sorted((getattr(project, "datasources", None) or {}).items()):
+        url = str(getattr(ds, "url", ""))
+        digest.update(f"{name}={url}\0".encode())
+        scheme, _, rest = url.partition(":///")
+        if scheme.split("+")[0] in ("sqlite", "duckdb") and rest:
+            db = Path(rest.split("?")[0])
+            db = db if db.is_absolute() else Path(path).parent / db  # type: ignore[arg-type]
+            try:
+                st = db.stat()
+                digest.update(f"{st.st_size}:{st.st_mtime_ns}\0".encode())
+            except OSError:
+                digest.update(b"missing\0")
+    own = str(getattr(config.option, "environment_expression", "") or "")
+    if not own:
+        from testmon.testmon_core import eval_environment  # the ini key, as testmon reads it
+
+        own = eval_environment(config.getini("environment_expression"))
+    config.option.environment_expression = f"{own}{'+' if own else ''}nl2sql-{digest.hexdigest()[:16]}"
 
 
 def _check_logins(registry: Any) -> None:
