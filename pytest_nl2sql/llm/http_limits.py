@@ -26,7 +26,8 @@ import httpx2
 
 __all__ = ["DeadlineExceeded", "ResponseTooLarge", "deadline", "install", "response_hook"]
 
-_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("nl2sql_llm_deadline", default=None)
+#: The request's budget: ``[seconds, at]``, ``at`` set by its first socket operation.
+_DEADLINE: contextvars.ContextVar[list[float | None] | None] = contextvars.ContextVar("nl2sql_llm_deadline", default=None)
 
 
 class ResponseTooLarge(httpx2.TransportError):
@@ -47,21 +48,25 @@ class DeadlineExceeded(httpx2.ReadTimeout):
 
 
 @contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[float]:
-    """Within the block, every socket operation of an installed pool ends by now + seconds."""
-    at = time.monotonic() + seconds
-    token = _DEADLINE.set(at)
+def deadline(seconds: float) -> Iterator[None]:
+    """Within the block, every socket operation of an installed pool ends by ``seconds`` after
+    the request's first one (its connect): the time the HTTP stack spends building the request
+    in this process is not the server's, and under load it could spend the whole budget
+    before the request is even sent."""
+    token = _DEADLINE.set([seconds, None])
     try:
-        yield at
+        yield
     finally:
         _DEADLINE.reset(token)
 
 
 def _left(timeout: float | None, error: type[Exception]) -> float | None:
-    at = _DEADLINE.get()
-    if at is None:
+    budget = _DEADLINE.get()
+    if budget is None:
         return timeout
-    left = at - time.monotonic()
+    if budget[1] is None:
+        budget[1] = time.monotonic() + float(budget[0] or 0.0)  # the clock starts at the first socket operation
+    left = float(budget[1]) - time.monotonic()
     if left <= 0:
         raise error("the request ran past its deadline")
     return left if timeout is None else min(timeout, left)

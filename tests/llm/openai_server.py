@@ -142,6 +142,8 @@ class OpenAITestServer:
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
         self._lock = threading.Lock()
+        self._recorded = threading.Condition(self._lock)  # notified on each request recorded
+        self.connections = 0  # connections accepted (a client that timed out early may send no request)
         self._script: deque[ScriptedResponse] = deque()
         self._requests: list[RecordedRequest] = []
         self._ids = itertools.count(1)
@@ -224,11 +226,21 @@ class OpenAITestServer:
         """Only the ``POST /v1/chat/completions`` requests, oldest first."""
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
+    def wait_for_connections(self, count: int, *, limit_s: float = 60.0) -> int:
+        """The connections accepted, once ``count`` were (or ``limit_s`` passed). A client
+        that gives up after a short timeout has connected, but under load it may give up
+        before its request is written, and the server may accept the connection only later:
+        a test that counts a client's attempts counts connections, and waits for them here."""
+        with self._recorded:
+            self._recorded.wait_for(lambda: self.connections >= count, timeout=limit_s)
+            return self.connections
+
     # -- used by the handler ---------------------------------------------------------
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
+            self._recorded.notify_all()
 
     def _next_scripted(self) -> ScriptedResponse:
         with self._lock:
@@ -311,6 +323,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     server_state: OpenAITestServer
     protocol_version = "HTTP/1.0"
+
+    def setup(self) -> None:
+        super().setup()
+        state = self.server_state
+        with state._lock:
+            state.connections += 1  # every connection accepted, whether a request came or not
+            state._recorded.notify_all()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Keep test output quiet."""
