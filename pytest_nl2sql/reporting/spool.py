@@ -29,7 +29,7 @@ RUN_FOLDER_PREFIX = "nl2sql-run-"
 
 #: What a record's slim view leaves out: text the summary never reads (the JSON and HTML
 #: reports read it back from the spool).
-_HEAVY = frozenset({"sql", "gold_sql", "question", "row_diff", "message", "gold_digest", "route", "suite", "case_id", "code"})
+_HEAVY = frozenset({"sql", "gold_sql", "question", "row_diff", "message", "gold_digest", "route"})
 
 
 def slim(record: Mapping[str, Any]) -> dict[str, Any]:
