@@ -80,3 +80,18 @@ def test_sigterm_removes_the_run_folder(pytester: pytest.Pytester, project: Path
     assert _scratch(tmp) == []
     data = json.loads((project / "r.json").read_text())  # written from the spool before it went
     assert data["run"]["complete"] is False and data["summary"]["items"] >= 1
+
+
+def test_the_summary_from_the_spool_is_the_summary_of_the_whole_records(pytester: pytest.Pytester, project: Path) -> None:
+    """The controller sums slim views of the records (reporting.spool); the summary must be the
+    one the whole records give, and the report's items the whole records, one a line."""
+    from pytest_nl2sql.reporting.report import RunReport
+
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:cacheprovider", "--nl2sql-out", "r.json")
+    assert result.ret in (0, 1)
+    text = (project / "r.json").read_text()
+    data = json.loads(text)
+    assert data["items"] and all(i["question"] for i in data["items"]) and any(i["gold_sql"] for i in data["items"])
+    run = {k: v for k, v in data["run"].items()}
+    assert RunReport(data["items"], run).summary() == data["summary"]
+    assert text.count('\n    {"') == len(data["items"])  # one item a line
