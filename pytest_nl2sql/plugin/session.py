@@ -237,7 +237,7 @@ class Nl2sqlSession:
             if not _is_worker(self.config) and self.collected:
                 lost = missing_items(self.collected, self.records, self.crashed, "")
                 junit_says_incomplete(self.config, len(lost))
-                junit_clarification(self.config, self.records.values())
+                junit_clarification(self.config, self._spool.views() if self._spool is not None else [])
         return result
 
     def _upkeep(self) -> None:
