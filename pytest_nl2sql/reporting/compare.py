@@ -83,7 +83,7 @@ def _outcomes(report: Mapping[str, Any]) -> dict[str, tuple[bool, Mapping[str, A
     for rec in report.get("items") or []:
         failed = raw_failed(rec)
         if failed is not None:  # what the comparison reads of the record, not the record
-            out[rec["nodeid"]] = (not failed, {k: rec.get(k) for k in ("expected", "gold_digest", "tags")})
+            out[rec["nodeid"]] = (not failed, {k: rec.get(k) for k in ("expected", "gold_digest", "tags", "suite", "case_id")})
     return out
 
 
