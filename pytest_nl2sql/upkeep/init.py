@@ -80,21 +80,22 @@ def nl2sql_yaml() -> str:
 
 
 #: The demo's curated queries: the engine answers these questions with reviewed SQL
-#: (``source: verified`` in the report), still under the asking role's policy.
+#: (``source: verified`` in the report), still under the asking role's policy. Identifiers are
+#: quoted so the same text runs on SQLite and on PostgreSQL (which folds unquoted names to lower case).
 DEMO_VERIFIED_YAML = """\
 verified:                        # curated queries (docs/engine.md#verified-queries)
 - id: playlist_count
   datasource: chinook
   questions: ["How many playlists are there?"]
-  sql: SELECT COUNT(PlaylistId) AS playlist_count FROM Playlist
+  sql: SELECT COUNT("PlaylistId") AS playlist_count FROM "Playlist"
 - id: sales_by_billing_country
   datasource: chinook
   questions: ["What were total invoice sales per billing country, highest first?"]
   sql: |
-    SELECT BillingCountry, ROUND(SUM(Total), 2) AS sales
-    FROM Invoice
-    GROUP BY BillingCountry
-    ORDER BY sales DESC, BillingCountry
+    SELECT "BillingCountry", ROUND(SUM("Total"), 2) AS sales
+    FROM "Invoice"
+    GROUP BY "BillingCountry"
+    ORDER BY sales DESC, "BillingCountry"
 """
 
 
