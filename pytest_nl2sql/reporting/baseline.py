@@ -7,11 +7,14 @@ Format (``version: 2``)::
        {"suite": "routing.yaml", "case": "r_017", "role": "admin", "mode": "retrieval",
         "scorer": "routing", "reason": "ranked first: chinook, ..."}]}
 
-An entry is (suite file name, case id, role, mode, scorer) with its reason, so a baseline
+An entry is (suite file name, case id, role, mode, scorer) with its reason, and the LLM config
+(``"llm": NAME``) when the item ran under ``--nl2sql-llm NAME``, so a baseline
 survives moving the suite and one file can hold the known failures of several modes. An entry
 excuses only the same scorer failing in the same mode: an item is reported as xfail when every
 gating scorer that failed is known for the run's mode; any other failure fails the run and names
-what the baseline knew about the item. An entry whose item ran in its mode and whose scorer did
+what the baseline knew about the item. An entry of one LLM config never excuses (nor is fixed
+by) the same item under another config, nor under none; an entry without ``llm`` is keyed as
+before, so baselines written without ``--nl2sql-llm`` read the same. An entry whose item ran in its mode and whose scorer did
 not fail is **fixed**; an entry whose case or role the suite no longer has is **stale**. With
 ``--nl2sql-strict-baseline`` both fail the run. ``--nl2sql-update-baseline`` rewrites the
 entries of the items that ran (in the run's mode), prunes stale entries, keeps the rest and
@@ -67,26 +70,28 @@ class Entry:
     role: str
     mode: str
     scorer: str
+    llm: str = ""  # the --nl2sql-llm config the failure was seen under ("" when none)
     reason: str = attrs.field(default="", eq=False, order=False)
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (self.suite, self.case, self.role, self.mode, self.scorer)
+    def key(self) -> tuple[str, ...]:
+        return (self.suite, self.case, self.role, self.mode, self.scorer, *((self.llm,) if self.llm else ()))
 
     @property
     def item(self) -> str:
-        return baseline_key(self.suite, self.case, self.role)
+        return baseline_key(self.suite, self.case, self.role, self.llm)
 
     def describe(self) -> str:
         return f"{self.item} {self.mode} {self.scorer}"
 
     def to_json(self) -> dict[str, str]:
-        return {**{f: getattr(self, f) for f in _FIELDS}, "reason": self.reason}
+        return {**{f: getattr(self, f) for f in _FIELDS}, **({"llm": self.llm} if self.llm else {}), "reason": self.reason}
 
 
-def baseline_key(suite_path: str | Path, case_id: str, role: str) -> str:
-    """``<suite file name>::<case id>[<role>]``: how an item is named in messages."""
-    return f"{Path(suite_path).name}::{case_id}[{role}]"
+def baseline_key(suite_path: str | Path, case_id: str, role: str, llm: str | None = None) -> str:
+    """``<suite file name>::<case id>[<role>]`` (``[<role>-<llm>]`` under an LLM config): how an
+    item is named in messages, as its node id ends."""
+    return f"{Path(suite_path).name}::{case_id}[{role}{'-' + llm if llm else ''}]"
 
 
 def beside(suite_path: str | Path) -> Path:
@@ -104,7 +109,7 @@ def migrate_v1(failures: Mapping[str, Any], mode: str, where: Path | str = "base
             raise BaselineError(f"{where}: version 1 entry {key!r} is not 'suite.yaml::case[role]' -> {{\"scorer\": ..., \"reason\": ...}}")
         scorers = [s.strip() for s in str(value.get("scorer") or "engine").split(",") if s.strip()] or ["engine"]
         for scorer in scorers:
-            out.append(Entry(m["suite"], m["case"], m["role"], mode, scorer, str(value.get("reason") or "")))
+            out.append(Entry(m["suite"], m["case"], m["role"], mode, scorer, reason=str(value.get("reason") or "")))
     return out
 
 
@@ -167,9 +172,12 @@ class Judgement:
         return "; ".join(f"mode {e.mode}, {e.scorer}" + (f": {e.reason}" if e.reason else "") for e in entries)
 
 
-def judge(baseline: Baseline | None, suite: str | Path, case: str, role: str, mode: str, failed: Iterable[str] | None) -> Judgement:
-    """``failed``: the gating scorers that failed (None when the item passed)."""
-    entries = baseline.for_item(suite, case, role) if baseline is not None else []
+def judge(
+    baseline: Baseline | None, suite: str | Path, case: str, role: str, mode: str, failed: Iterable[str] | None, llm: str | None = None
+) -> Judgement:
+    """``failed``: the gating scorers that failed (None when the item passed); ``llm``: the
+    item's LLM config (only that config's entries apply)."""
+    entries = baseline.for_item(suite, case, role, llm) if baseline is not None else []
     here = [e for e in entries if e.mode == mode]
     other = tuple(sorted(e for e in entries if e.mode != mode))
     if failed is None:
@@ -185,7 +193,7 @@ def judge(baseline: Baseline | None, suite: str | Path, case: str, role: str, mo
 class Baseline:
     def __init__(self, path: Path, entries: Iterable[Entry] = (), *, version: int = BASELINE_VERSION, raw_v1: Mapping[str, Any] | None = None) -> None:
         self.path = path
-        self.entries: dict[tuple[str, str, str, str, str], Entry] = {e.key: e for e in entries}
+        self.entries: dict[tuple[str, ...], Entry] = {e.key: e for e in entries}
         self.version = version
         self.raw_v1 = dict(raw_v1) if raw_v1 is not None else None
 
@@ -215,7 +223,9 @@ class Baseline:
         for i, raw in enumerate(data["failures"]):
             if not isinstance(raw, dict) or any(not isinstance(raw.get(f), str) or not raw.get(f) for f in _FIELDS):
                 raise BaselineError(f"{path}: failure #{i + 1} needs the strings {', '.join(_FIELDS)} (and a reason), got {reprlib.repr(raw)}")
-            entries.append(Entry(*(raw[f] for f in _FIELDS), reason=str(raw.get("reason") or "")))
+            if not isinstance(raw.get("llm", ""), str):
+                raise BaselineError(f"{path}: failure #{i + 1}: \"llm\" is the name of an LLM config (a string), got {reprlib.repr(raw['llm'])}")
+            entries.append(Entry(*(raw[f] for f in _FIELDS), llm=raw.get("llm") or "", reason=str(raw.get("reason") or "")))
         return cls(path, entries)
 
     def require_current(self) -> None:
@@ -233,12 +243,12 @@ class Baseline:
             return self
         return Baseline(self.path, migrate_v1(self.raw_v1 or {}, mode, self.path))
 
-    def for_item(self, suite: str | Path, case: str, role: str) -> list[Entry]:
-        name = Path(suite).name
-        return [e for e in self.entries.values() if (e.suite, e.case, e.role) == (name, case, role)]
+    def for_item(self, suite: str | Path, case: str, role: str, llm: str | None = None) -> list[Entry]:
+        name, llm = Path(suite).name, llm or ""
+        return [e for e in self.entries.values() if (e.suite, e.case, e.role, e.llm) == (name, case, role, llm)]
 
-    def known(self, suite: str | Path, case: str, role: str, mode: str, scorer: str) -> Entry | None:
-        return self.entries.get((Path(suite).name, case, role, mode, scorer))
+    def known(self, suite: str | Path, case: str, role: str, mode: str, scorer: str, llm: str | None = None) -> Entry | None:
+        return self.entries.get((Path(suite).name, case, role, mode, scorer, *((llm,) if llm else ())))
 
     def stale(self, suites: Mapping[str, Mapping[str, Iterable[str]]]) -> list[tuple[Entry, str]]:
         """Entries of the given suites (``{file name: {case id: roles}}``) whose case or role is gone."""
@@ -256,20 +266,20 @@ class Baseline:
     def updated(
         self,
         mode: str,
-        ran: Iterable[tuple[str, str, str, Mapping[str, str]]],
+        ran: Iterable[tuple[str, str, str, Mapping[str, str], str]],
         suites: Mapping[str, Mapping[str, Iterable[str]]],
     ) -> tuple[Baseline, BaselineChange]:
         """A new baseline from the items that ran in ``mode``: (suite, case, role, {failed scorer:
-        reason}); stale entries of ``suites`` are pruned, every other entry is kept."""
+        reason}, LLM config or ""); stale entries of ``suites`` are pruned, every other entry is kept."""
         base = self.in_mode(mode)
         entries = dict(base.entries)
         added, fixed = [], []
-        for suite, case, role, failed in ran:
-            for e in base.for_item(suite, case, role):
+        for suite, case, role, failed, llm in ran:
+            for e in base.for_item(suite, case, role, llm):
                 if e.mode == mode and e.scorer not in failed:
                     fixed.append(entries.pop(e.key))
             for scorer, reason in failed.items():
-                new = Entry(Path(suite).name, case, role, mode, scorer, reason[:300])
+                new = Entry(Path(suite).name, case, role, mode, scorer, llm, reason[:300])
                 if new.key not in entries:
                     added.append(new)
                 entries[new.key] = new

@@ -22,6 +22,7 @@ from pytest_nl2sql.reporting.baseline import (
     BaselineChange,
     BaselineError,
     Entry,
+    baseline_key,
     beside,
     judge,
 )
@@ -67,7 +68,7 @@ def apply_verdict(baseline: Baseline | None, record: dict[str, Any], report: Any
     if report.skipped:
         record["verdict"] = "skipped"
         return
-    j = judge(baseline, record["suite"], record["case_id"], record["role"], mode, failed if report.failed else None)
+    j = judge(baseline, record["suite"], record["case_id"], record["role"], mode, failed if report.failed else None, record.get("llm_config"))
     record["verdict"] = j.verdict
     state = j.state
     if state is not None:
@@ -85,7 +86,7 @@ def apply_verdict(baseline: Baseline | None, record: dict[str, Any], report: Any
         report.outcome = "failed"
         fixed = ", ".join(f"{e.mode} {e.scorer}" for e in j.fixed)
         report.longrepr = (
-            f"{record['suite']}::{record['case_id']}[{record['role']}]: a known failure now passes (strict baseline): "
+            f"{baseline_key(record['suite'], record['case_id'], record['role'], record.get('llm_config'))}: a known failure now passes (strict baseline): "
             f"{fixed}; remove it with --nl2sql-update-baseline"
         )
 
@@ -154,7 +155,7 @@ def gate_records(
         failed = raw_failed(rec)
         if failed is None:
             continue
-        j = judge(baseline, rec["suite"], rec["case_id"], rec["role"], rec.get("mode") or mode, failed_scorers(rec) if failed else None)
+        j = judge(baseline, rec["suite"], rec["case_id"], rec["role"], rec.get("mode") or mode, failed_scorers(rec) if failed else None, rec.get("llm_config"))
         if j.verdict == "failed":
             new.append(rec["nodeid"])
         elif j.verdict == "xfailed":
@@ -177,7 +178,7 @@ def update_baselines(
     targets: dict[Path, list[Path]] = {}
     for path in suites.values():
         targets.setdefault(baseline_path(settings, path), []).append(path)
-    ran: dict[Path, list[tuple[str, str, str, dict[str, str]]]] = {t: [] for t in targets}
+    ran: dict[Path, list[tuple[str, str, str, dict[str, str], str]]] = {t: [] for t in targets}
     for rec in records:
         failed = raw_failed(rec)
         path = suites.get(rec["suite"])
@@ -188,7 +189,7 @@ def update_baselines(
             for name in failed_scorers(rec) or ["engine"]:
                 detail = (rec.get("scores") or {}).get(name, {}).get("detail") or ""
                 reasons[name] = (detail or rec.get("error") or "")[:300]
-        ran[baseline_path(settings, path)].append((rec["suite"], rec["case_id"], rec["role"], reasons))
+        ran[baseline_path(settings, path)].append((rec["suite"], rec["case_id"], rec["role"], reasons, rec.get("llm_config") or ""))
     changes: list[BaselineChange] = []
     for target, paths in sorted(targets.items()):
         cases = {p.name: c for p in paths if (c := suite_cases(p)) is not None}

@@ -92,3 +92,47 @@ def test_several_llm_configs_in_one_run(pytester: pytest.Pytester, project: Path
 
     unknown = pytester.runpytest_subprocess(*FULL, "--nl2sql-llm", "huge")
     unknown.stderr.fnmatch_lines(["ERROR: --nl2sql-llm huge: *nl2sql.yaml has no llms.huge (known: good, poor; docs/config.md)"])
+
+
+def test_the_baseline_keys_failures_by_llm_config(pytester: pytest.Pytester, project: Path, serve) -> None:
+    """A known failure of one --nl2sql-llm config excuses neither another config nor a run without one."""
+    from pytest_nl2sql.cli import main
+    from tests.full.conftest import WRONG_PLAN, question_of
+
+    (project / "nl2sql.yaml").write_text((project / "nl2sql.yaml").read_text().replace("feedback: {store: feedback.sqlite}", LLMS + "feedback: {store: feedback.sqlite}"))
+    server, _ = serve(prompt_tokens=10, completion_tokens=0)
+    answer, wrong = server.plan_producer, {"poor-model"}
+
+    def tracks_wrong(request: dict) -> dict:  # the configs in `wrong` answer the tracks question (mini_002) wrong
+        plan = answer(request)
+        return WRONG_PLAN if request.get("model") in wrong and question_of(request).startswith("How many tracks") else plan
+
+    server.plan_producer = tracks_wrong
+    both = (*FULL, "--nl2sql-llm", "good", "--nl2sql-llm", "poor")
+    recorded = pytester.runpytest_subprocess(*both, "--nl2sql-update-baseline")
+    assert "+ mini.yaml::mini_002[admin-poor] full result_match: " in recorded.stdout.str() + recorded.stderr.str()
+    baseline = json.loads((project / "evals" / "mini.baseline.json").read_text())
+    assert baseline["failures"] and {f.get("llm") for f in baseline["failures"]} == {"poor"}
+    assert all(f["case"] == "mini_002" for f in baseline["failures"])
+
+    # the same items fail again under poor: known; now good fails them too: new failures, not excused
+    wrong.add("good-model")
+    gated = pytester.runpytest_subprocess(*both, "--nl2sql-out", "r.json")
+    assert gated.ret == pytest.ExitCode.TESTS_FAILED
+    items = {r["nodeid"]: r["verdict"] for r in json.loads((project / "r.json").read_text())["items"] if "mini_002" in r["nodeid"]}
+    assert {v for n, v in items.items() if n.endswith("-poor]")} == {"xfailed"}
+    assert {v for n, v in items.items() if n.endswith("-good]")} == {"failed"}
+    gated.stdout.fnmatch_lines(["*FAILED evals/mini.yaml::mini_002*-good]*"])
+    assert "-poor] " not in "\n".join(line for line in gated.stdout.lines if line.startswith("FAILED"))
+
+    # `report gate` reads the same keys: good's failures are new, poor's are known
+    code = main(["report", "gate", str(project / "r.json"), "--baseline", str(project / "evals" / "mini.baseline.json")])
+    assert code == 1
+
+    # an item run without a config is not excused by poor's entries either (the baseline says
+    # nothing about it: a plain failure)
+    wrong.add("gpt-4o-mini")
+    plain = pytester.runpytest_subprocess(*FULL, "--nl2sql-out", "plain.json")
+    assert plain.ret == pytest.ExitCode.TESTS_FAILED
+    plain_items = [r for r in json.loads((project / "plain.json").read_text())["items"] if r["case_id"] == "mini_002"]
+    assert plain_items and {r["verdict"] for r in plain_items} == {"failed"} and not any(r.get("baseline") for r in plain_items)
