@@ -136,3 +136,23 @@ def test_the_baseline_keys_failures_by_llm_config(pytester: pytest.Pytester, pro
     assert plain.ret == pytest.ExitCode.TESTS_FAILED
     plain_items = [r for r in json.loads((project / "plain.json").read_text())["items"] if r["case_id"] == "mini_002"]
     assert plain_items and {r["verdict"] for r in plain_items} == {"failed"} and not any(r.get("baseline") for r in plain_items)
+
+
+def test_estimate_prices_each_llm_config_at_its_own_prices(pytester: pytest.Pytester, project: Path, serve) -> None:
+    import re
+
+    (project / "nl2sql.yaml").write_text((project / "nl2sql.yaml").read_text().replace("feedback: {store: feedback.sqlite}", LLMS + "feedback: {store: feedback.sqlite}"))
+    _, plans = serve()
+    result = pytester.runpytest_subprocess(*FULL, "--nl2sql-llm", "good", "--nl2sql-llm", "poor", "--nl2sql-estimate")
+    assert result.ret == 0 and plans.calls == 0
+    result.stdout.fnmatch_lines([
+        "16 items x 1 attempt = 16 LLM calls: 0 answered from the cache, 16 to ask; ~$* in all, each --nl2sql-llm config at its own prices:",
+        " good: 8 LLM calls: 0 answered from the cache, 8 to ask (model good-model at *)",
+        "    ~* input tokens, ~1,200 output tokens (150 a call, a guess: no cached answer to go by)",
+        "    ~$* at $0.01 / $0 per 1k tokens in / out",
+        " poor: 8 LLM calls: 0 answered from the cache, 8 to ask (model poor-model at *)",
+        "    ~* input tokens, ~1,200 output tokens (150 a call, a guess: no cached answer to go by)",
+        "    ~$* at $0.02 / $0 per 1k tokens in / out",
+    ])
+    total, good, poor = (float(x) for x in re.findall(r"~\$([0-9.]+)", result.stdout.str()))
+    assert poor == pytest.approx(2 * good, rel=0.01) and total == pytest.approx(good + poor, abs=1e-4) and good > 0
