@@ -48,6 +48,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("save-predictions", {"metavar": "FILE"}, "string", "write every answer the engine gave (its SQL, or its status without SQL) as a predictions file (JSONL) for --nl2sql-predictions"),
     ("html", {"metavar": "FILE"}, "string", "write a self-contained HTML report here (docs/report.md#html-report)"),
     ("compare", {"metavar": "BASE.json"}, "string", "at the end, compare this run with an earlier JSON report: flipped items, per-tag deltas, a paired test"),
+    ("allow-series-break", {"action": "store_true", "default": None}, "bool", "with --nl2sql-compare: compare even when a datasource's schema fingerprint changed (else the run exits 7)"),
     ("shard", {"metavar": "I/N"}, None, "run only shard I of N (1-based): a stable, balanced share of the cases by case id (docs/ci.md)"),
     ("max-leak-rate", {"metavar": "X"}, "string", "fail the run when the 95% upper bound of the leak rate (answered, should be refused) is above X (0..1)"),
     ("engine", {"metavar": "NAME"}, "string", "the engine under test, instead of nl2sql.yaml's: reference (pytest-nl2sql's), nl2sql-engine, or module:factory (docs/engine.md)"),
@@ -98,6 +99,7 @@ class Settings:
     save_predictions: Path | None = None
     html: Path | None = None
     compare: Path | None = None
+    allow_series_break: bool = False  # --nl2sql-compare across a schema change does not fail the run
     shard: tuple[int, int] | None = None  # (index, count), 1-based
     max_leak_rate: float | None = None
     test_suite: int = 0  # neighbour databases per datasource (--nl2sql-test-suite; 0: off)
@@ -240,6 +242,7 @@ def _report_settings(config: pytest.Config) -> dict[str, Any]:
     return {
         "html": Path(html) if html else None,
         "compare": Path(compare) if compare else None,
+        "allow_series_break": bool(_get(config, "allow-series-break")),
         "shard": parsed,
         "max_leak_rate": leak,
     }

@@ -53,7 +53,7 @@ from pytest_nl2sql.reporting.gate import (
     stale_lines,
     update_baselines,
 )
-from pytest_nl2sql.reporting.outputs import OUTPUT_ERROR, write_output
+from pytest_nl2sql.reporting.outputs import OUTPUT_ERROR, SERIES_BREAK, write_output
 from pytest_nl2sql.reporting.report import (
     RunReport,
     make_record,
@@ -471,11 +471,13 @@ class Nl2sqlSession:
             if self.stale and settings.strict_baseline and session.exitstatus == 0:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED  # strict: stale entries fail the run
         self.finish_lines, finish_failed = finish_run(report, settings, errors)  # leak gate, compare, HTML
-        if finish_failed and session.exitstatus == 0:
+        if finish_failed == SERIES_BREAK and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = SERIES_BREAK  # distinct: the runs are about different databases
+        elif finish_failed and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.crashed and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if errors and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        if errors and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, SERIES_BREAK):
             session.exitstatus = OUTPUT_ERROR  # distinct: the run's outputs are not all there
         self.config.hook.pytest_nl2sql_report(config=self.config, report=report)
 

@@ -1,7 +1,8 @@
 """What the controller does with the finished report beyond the JSON file: the HTML report
 (``--nl2sql-html``), the comparison with an earlier run (``--nl2sql-compare``) and the leak
 gate (``--nl2sql-max-leak-rate``). Each returns lines for the terminal summary and whether it
-fails the run. The HTML report is written as every output is (``reporting.outputs``)."""
+fails the run: False, True, or ``SERIES_BREAK`` when the comparison crosses a schema change
+without ``--nl2sql-allow-series-break`` (the run then exits 7). The HTML report is written as every output is (``reporting.outputs``)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import json
 from typing import Any
 
 from pytest_nl2sql.reporting.outcomes import leak_gate
-from pytest_nl2sql.reporting.outputs import write_output
+from pytest_nl2sql.reporting.outputs import SERIES_BREAK, write_output
 
 __all__ = ["finish_run"]
 
 
-def finish_run(report: Any, settings: Any, errors: list[str] | None = None) -> tuple[list[str], bool]:
+def finish_run(report: Any, settings: Any, errors: list[str] | None = None) -> tuple[list[str], bool | int]:
     lines: list[str] = []
-    failed = False
+    failed: bool | int = False
     data = report.to_json(lazy=True)  # the items read back one at a time (a spool's: never all in memory)
     summary = data["summary"]
     why = leak_gate(summary.get("leak") or {}, settings.max_leak_rate)
@@ -41,6 +42,13 @@ def finish_run(report: Any, settings: Any, errors: list[str] | None = None) -> t
             lines.extend(" " + ln for ln in result.lines(base=str(settings.compare), new="this run"))
             if result.regressed:
                 failed = True
+            if result.series_break:
+                allowed = getattr(settings, "allow_series_break", False)
+                lines.append(f" compare: {len(result.series_break)} series break(s): "
+                             + ("let through by --nl2sql-allow-series-break" if allowed else
+                                f"exit {SERIES_BREAK} (pass --nl2sql-allow-series-break to compare anyway)"))
+                if not allowed:
+                    failed = SERIES_BREAK
     if settings.html is not None:
         from pytest_nl2sql.reporting.html_report import write_html
 

@@ -13,10 +13,13 @@ from typing import Any
 
 from pytest_nl2sql.errors import Nl2sqlError
 
-__all__ = ["OUTPUT_ERROR", "write_output"]
+__all__ = ["OUTPUT_ERROR", "SERIES_BREAK", "write_output"]
 
 #: pytest's exit code when an output (JSON, HTML, JUnit, the baseline) could not be written
 OUTPUT_ERROR = 6
+#: pytest's exit code when ``--nl2sql-compare BASE.json`` found a series break (a datasource's
+#: schema fingerprint changed) and ``--nl2sql-allow-series-break`` was not given
+SERIES_BREAK = 7
 
 
 def write_output(what: str, path: Any, write: Callable[[], Any], errors: list[str]) -> bool:

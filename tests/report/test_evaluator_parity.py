@@ -99,6 +99,21 @@ def test_a_changed_schema_is_a_series_break_and_an_edited_case_is_listed_apart(
     assert main([*gate, "--against", str(project / "base.json"), "--allow-series-break"]) == 0
 
 
+def test_nl2sql_compare_across_a_schema_change_fails_the_run_with_its_own_exit_code(pytester: pytest.Pytester, project: Path) -> None:
+    db = _own_data(project)
+    _run(pytester, "base.json")
+    with sqlite3.connect(db) as con:  # the database gained a column since base.json
+        con.execute("ALTER TABLE Genre ADD COLUMN Mood TEXT")
+    broken, _ = _run(pytester, "new.json", "--nl2sql-compare", "base.json")
+    assert broken.ret == 7  # SERIES_BREAK: every item passed, the runs are about different databases
+    broken.stdout.fnmatch_lines(["*SERIES BREAK: datasource chinook: schema fingerprint*",
+                                 "*compare: 1 series break(s): exit 7 (pass --nl2sql-allow-series-break to compare anyway)"])
+    allowed, _ = _run(pytester, "new.json", "--nl2sql-compare", "base.json", "--nl2sql-allow-series-break")
+    assert allowed.ret == pytest.ExitCode.OK
+    allowed.stdout.fnmatch_lines(["*compare: 1 series break(s): let through by --nl2sql-allow-series-break"])
+    assert _run(pytester, "again.json", "--nl2sql-compare", "new.json")[0].ret == pytest.ExitCode.OK  # same schema: no break
+
+
 # -- 2. answerability ----------------------------------------------------------------------------
 def test_answerability_precision_and_recall_with_intervals(pytester: pytest.Pytester, project: Path) -> None:
     # the engine now calls an answerable question (mini_002, admin and viewer) not answerable
