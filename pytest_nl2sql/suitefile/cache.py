@@ -173,7 +173,11 @@ def get(name: str, path: str | None = None) -> EvalSuite | None:
         return None
     try:
         with open(folder / f"{name}{_SUFFIX}", "rb") as fh:
-            data = fh.read(MAX_ENTRY_BYTES + 1)
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_ENTRY_BYTES:
+                return None
+            # read what is there (plus one byte to see growth): read(MAX) would reserve 256 MB
+            data = fh.read(size + 1)
         if len(data) > MAX_ENTRY_BYTES:
             return None
         header, _, body = data.partition(b"\n")

@@ -114,6 +114,21 @@ def test_entries_are_json_and_values_keep_their_types(tmp_path: Path) -> None:
     assert cached.cases[0].difficulty is fresh.cases[0].difficulty
 
 
+def test_reading_a_small_entry_does_not_reserve_the_whole_cap(tmp_path: Path) -> None:
+    import tracemalloc
+
+    path = tmp_path / "s.yaml"
+    path.write_text("version: 1\ncases:\n- id: c1\n  question: q?\n  datasources: [d]\n  status: approved\n  outcome: {a: allowed}\n  sql: SELECT 1\n")
+    load_suite(path)  # fills the cache
+    tracemalloc.start()
+    try:
+        assert load_suite(path).cases[0].id == "c1"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < cache.MAX_ENTRY_BYTES // 16  # a read of the cap would reserve 256 MB at once
+
+
 def test_a_plan_with_keys_json_would_change_is_not_cached(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(HEAD + "    2: two\n    null: none\n")
