@@ -497,14 +497,13 @@ def _differ(
 
 
 def _counterexample(neighbour: Neighbour, gold_sql: str, answer_sql: str, rule: Any, *, settle: bool = False) -> dict | None:
-    """The neighbour's rows shrunk to the fewest on which gold and answer still differ (SQLite)."""
+    """The neighbour's rows shrunk to the fewest on which gold and answer still differ (a SQLite
+    file copied into memory; a PostgreSQL neighbour in a transaction that is rolled back)."""
     from pytest_nl2sql.scoring.counterexample import shrink
     from pytest_nl2sql.scoring.matching import match_rows
     from pytest_nl2sql.scoring.presuppose import presupposition
 
-    if not isinstance(neighbour, Path):
-        return None
-
+    dialect = "postgres" if isinstance(neighbour, PgNeighbour) else "sqlite"
     gold_tree, answer_tree = _gold_tree(gold_sql), _gold_tree(answer_sql)
 
     def same(g: Any, a: Any) -> bool:
@@ -514,7 +513,7 @@ def _counterexample(neighbour: Neighbour, gold_sql: str, answer_sql: str, rule: 
         if isinstance(answer, Exception):
             return True
         # rows on which the question's presupposition fails are no counterexample either
-        return not same(gold, answer) and presupposition(gold_tree, answer_tree, gold, answer, same) is None
+        return not same(gold, answer) and presupposition(gold_tree, answer_tree, gold, answer, same, dialect) is None
 
     try:
         found = shrink(neighbour, gold_sql, answer_sql, differ, settle=settle)

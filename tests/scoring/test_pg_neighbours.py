@@ -5,6 +5,7 @@ and --nl2sql-test-suite failing a PostgreSQL answer that is right only on the re
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -420,3 +421,76 @@ def test_a_column_some_role_may_not_read_has_no_real_value_on_a_pg_neighbour(pg:
     assert not names & {"Anna", "Bo", "Cas"}
     teams = {r[0] for r in run_query(n, "SELECT name FROM league.team")[1]}
     assert teams <= {"Ajax", "PSV", "", "ajax", "psv", "AJAX", "Ajax ", "PSV "} or teams == set()
+
+
+def _everything(pg: PgServer, dbname: str) -> list:
+    """Every row of every user table of ``dbname`` (how a database is compared before and after)."""
+    tables = _fetch(pg, dbname, "SELECT schemaname, tablename FROM pg_tables WHERE schemaname NOT IN "
+                                "('pg_catalog', 'information_schema') ORDER BY 1, 2")
+    return [(s, t, sorted(map(repr, _fetch(pg, dbname, f'SELECT r::text FROM "{s}"."{t}" AS r')))) for s, t in tables]
+
+
+def test_a_postgresql_flag_shows_its_shrunk_counterexample_and_writes_no_database(pytester: pytest.Pytester, pg: PgServer) -> None:
+    _project(pytester.path, pg, _scratch(pg))
+    real = _everything(pg, "league")
+    try:
+        result = pytester.runpytest(*ARGS, "--nl2sql-test-suite", "4", "--nl2sql-out", "r.json")
+        result.assert_outcomes(passed=1, failed=1)
+        # the failure text: the few rows of the neighbour that tell gold and answer apart, both results
+        result.stdout.fnmatch_lines([
+            "*counterexample: neighbour * (seed 0, *nl2sql_nb_*), [1-3] of its * rows:",
+            "*league.player (id, name, age, *",
+            "*gold gives [[]('*",
+            "*answer gives [[]*",
+        ])
+        items = {i["case_id"]: i for i in json.loads((pytester.path / "r.json").read_text())["items"]}
+        cx = items["league_001"]["test_suite"]["disagreed"]["counterexample"]
+        assert 1 <= cx["row_count"] <= 3 < cx["shrunk_from"] and cx["complete"] is True
+        assert [t["table"] for t in cx["rows"]] in (["league.team", "league.player"], ["league.player"])
+        assert cx["gold_rows"] != cx["answer_rows"] and cx["answer_error"] is None
+        # nothing was written: not the datasource, not the neighbours (the same rows, the same verdict again)
+        assert _everything(pg, "league") == real
+        names = drop_neighbours(_scratch(pg), dry_run=True)
+        built = {n: _everything(pg, n) for n in names}
+        again = pytester.runpytest(*ARGS, "--nl2sql-test-suite", "4", "--nl2sql-out", "r2.json")
+        again.assert_outcomes(passed=1, failed=1)
+        items2 = {i["case_id"]: i for i in json.loads((pytester.path / "r2.json").read_text())["items"]}
+        assert items2["league_001"]["test_suite"]["disagreed"]["counterexample"] == cx
+        assert {n: _everything(pg, n) for n in names} == built and _everything(pg, "league") == real
+        with psycopg.connect(pg.dsn("postgres")) as con:  # no shrinking transaction left open
+            assert con.execute("SELECT count(*) FROM pg_stat_activity WHERE datname LIKE 'nl2sql_nb_%' "
+                               "AND state LIKE 'idle in transaction%'").fetchone() == (0,)
+    finally:
+        drop_neighbours(_scratch(pg))
+
+
+def test_shrinking_on_postgresql_runs_read_only_as_the_reader_and_only_what_the_guard_admits(pg: PgServer, source: PgSource) -> None:
+    from pytest_nl2sql.scoring.counterexample import _PgRows, shrink
+
+    (n,) = source.build(1, 0)
+    before = _everything(pg, n.dbname)
+    copy = _PgRows(n, deadline=time.monotonic() + 60)
+    try:
+        with copy.keeping(copy.items[:1]) as valid:
+            assert valid
+            con = copy.con  # below the guard, as a query that got past it would be
+            assert con.execute("SELECT current_user, current_setting('transaction_read_only')").fetchone() == (f"{n.dbname}_r", "on")
+            con.execute("SAVEPOINT probe")
+            for escape in ("SET LOCAL transaction_read_only = off", "SELECT set_config('transaction_read_only', 'off', true)"):
+                with pytest.raises(psycopg.Error, match="read-write mode inside a read-only transaction"):
+                    con.execute(escape)
+                con.execute("ROLLBACK TO SAVEPOINT probe")
+            with pytest.raises(psycopg.Error, match="permission denied|read-only"):
+                con.execute("DELETE FROM league.played")
+            con.execute("ROLLBACK TO SAVEPOINT probe")
+    finally:
+        copy.close()
+    assert _everything(pg, n.dbname) == before
+
+    def differ(gold, answer) -> bool:
+        return isinstance(answer, Exception) or gold != answer
+
+    # an answer the statement guard refuses is never run on the neighbour: it "fails" with the guard's reason
+    found = shrink(n, "SELECT name FROM player", "SELECT set_config('role', 'nl2sql_scratch', true) AS r", differ)
+    assert found is not None and "set_config() is not allowed" in found["answer_error"]
+    assert _everything(pg, n.dbname) == before
