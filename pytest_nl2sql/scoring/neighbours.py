@@ -400,6 +400,7 @@ def disagreement(
     neighbour that breaks a presupposition the question makes does not judge
     (``presuppose.presupposition``, listed under ``presupposed``)."""
     from pytest_nl2sql.scoring.counterexample import gold_fragility
+    from pytest_nl2sql.scoring.joinpath import fk_choice, fk_pairs
     from pytest_nl2sql.scoring.matching import match_rows
     from pytest_nl2sql.scoring.presuppose import presupposition, question_value_left_out
     from pytest_nl2sql.scoring.ties import tie_at_limit
@@ -453,7 +454,9 @@ def disagreement(
         why = gold_fragility(gold_sql, answer_sql, record["counterexample"]) or question_value_left_out(
             question, tree, answer_tree, hood.real(datasource),
             lambda sql, nb=neighbour: run_query(nb, sql, datasource=datasource), gold,
-            lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect)
+            lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect) or fk_choice(
+            question, tree, answer_tree, fk_pairs(neighbour), lambda sql, nb=neighbour: run_query(nb, sql, datasource=datasource),
+            gold, _real_result(hood, datasource, gold_sql), lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect)
         if why is None:
             if ambiguous:
                 record["ambiguous"] = ambiguous
@@ -467,6 +470,17 @@ def disagreement(
     if finding is not None and presupposed:
         finding["presupposed"] = presupposed
     return finding
+
+
+def _real_result(hood: Neighbourhood, datasource: str, sql: str) -> tuple | None:
+    """``sql``'s result on the datasource's real database (kept), or None."""
+    real = hood.real(datasource)
+    if real is None:
+        return None
+    try:
+        return real(sql)
+    except Exception:  # noqa: BLE001 -- not told: nothing follows from it
+        return None
 
 
 def _gold_tree(sql: str) -> Any:

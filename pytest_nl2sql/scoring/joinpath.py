@@ -1,0 +1,127 @@
+"""A gold finding: gold and answer differ only in which of two foreign keys to the same parent
+they follow, and the question does not say which.
+
+A child table often points at one parent twice: ``Students.current_address_id`` and
+``permanent_address_id`` both at ``Addresses``, ``Friend.student_id`` and ``friend_id`` both at
+``Highschooler``. "The address with the most students" does not say which; the real data may
+give the same rows either way, and a neighbour that draws the two keys apart then tells the
+gold's reading from the answer's -- a choice the question leaves open, not a mistake of the
+engine. ``fk_choice`` calls it so only when all of these hold:
+
+* the answer reads one key of such a pair (``a``) and never the other, the gold reads the other
+  (``b``) and never ``a``;
+* the answer with ``a`` replaced by ``b`` gives the gold's rows on the neighbour (so the choice
+  of key is the whole difference);
+* the question names neither key: no word that tells the two column names apart (``current``,
+  ``permanent``; the words both share and the table's own name do not count) is in it;
+* on the real database the gold gives rows that say something (not none, not one row of NULLs
+  or zeros): an answer that only agrees with an empty gold there is judged as before.
+
+A question that names the key ("the current address") keeps the flag; so does an answer that
+follows one key where the gold follows both (``SourceAirport OR DestAirport``).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+__all__ = ["fk_choice", "fk_pairs"]
+
+#: (child table, key a, key b, parent table), names in lowercase.
+Pair = tuple[str, str, str, str]
+
+
+def fk_pairs(database: Any) -> list[Pair]:
+    """The pairs of foreign-key columns of one table that point at the same parent, read from a
+    SQLite neighbour file (other neighbours: none)."""
+    if not isinstance(database, Path):
+        return []
+    try:
+        con = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        out: list[Pair] = []
+        for t in tables:
+            keys: dict[str, list[str]] = {}
+            for row in con.execute(f"PRAGMA foreign_key_list(\"{t.replace(chr(34), chr(34) * 2)}\")"):
+                keys.setdefault(str(row[2]).lower(), []).append(str(row[3]).lower())
+            for parent, cols in keys.items():
+                cols = sorted(set(cols))
+                out += [(t.lower(), a, b, parent) for a in cols for b in cols if a != b]
+        return out
+    except sqlite3.Error:
+        return []
+    finally:
+        con.close()
+
+
+def _words(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return {_stem(w) for w in re.split(r"[\W_]+", spaced.lower()) if w}
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def _reads(tree: exp.Expression, table: str, column: str) -> list[exp.Column]:
+    """The column references of ``tree`` that may be ``table.column``."""
+    aliases = {}
+    tables = set()
+    for t in tree.find_all(exp.Table):
+        tables.add(t.name.lower())
+        aliases[(t.alias_or_name or t.name).lower()] = t.name.lower()
+    found = []
+    for c in tree.find_all(exp.Column):
+        if c.name.lower() != column:
+            continue
+        qualifier = c.table.lower()
+        if (qualifier and aliases.get(qualifier, qualifier) == table) or (not qualifier and table in tables):
+            found.append(c)
+    return found
+
+
+def _says_something(rows: Iterable[tuple]) -> bool:
+    rows = list(rows)
+    return bool(rows) and not all(v is None or v == 0 for r in rows for v in r)
+
+
+def fk_choice(
+    question: str, gold_tree: exp.Expression | None, answer_tree: exp.Expression | None, pairs: Sequence[Pair],
+    here: Callable[[str], tuple], gold: tuple, real_gold: tuple | None, same: Callable[[tuple, tuple], bool],
+    dialect: str = "sqlite",
+) -> str | None:
+    """Why the difference is the question's open choice between two foreign keys (module
+    docstring), or None. ``gold`` is the gold's result on the neighbour, ``real_gold`` on the
+    real database; ``here`` runs a query on the neighbour."""
+    if not pairs or gold_tree is None or answer_tree is None or real_gold is None or not _says_something(real_gold[1]):
+        return None
+    asked = {_stem(w) for w in re.findall(r"\w+", question.lower())}
+    for table, a, b, parent in pairs:
+        if not _reads(answer_tree, table, a) or _reads(answer_tree, table, b):
+            continue
+        if not _reads(gold_tree, table, b) or _reads(gold_tree, table, a):
+            continue
+        own = _words(table) | {"id"}
+        wa, wb = _words(a) - own, _words(b) - own
+        if (wa ^ wb) & asked:
+            continue  # the question names one of them
+        swapped = answer_tree.copy()
+        for c in _reads(swapped, table, a):
+            c.set("this", exp.to_identifier(b, quoted=c.this.quoted if isinstance(c.this, exp.Identifier) else False))
+        try:
+            if not same(gold, here(swapped.sql(dialect=dialect))):
+                continue
+        except Exception:  # noqa: BLE001 -- the swapped answer does not run: not explained
+            continue
+        return (f"the gold follows {table}.{b} to {parent}, the answer {table}.{a}, and the question does not say "
+                "which: an ambiguous join path, the only difference here")
+    return None
