@@ -1,0 +1,88 @@
+"""Gold and answer that differ only in which of two foreign keys to one parent they follow, where
+the question names neither, make a gold finding ("an ambiguous join path"), never a flag of the
+engine -- and only then (docs/scoring.md, "Who judges")."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from pytest_nl2sql.scoring.matching import MatchRule
+from pytest_nl2sql.scoring.neighbours import Neighbourhood, disagreement
+
+SCHEMA = """
+CREATE TABLE addresses (address_id INTEGER PRIMARY KEY, line_1 TEXT);
+CREATE TABLE students (student_id INTEGER PRIMARY KEY, name TEXT,
+  current_address_id INTEGER REFERENCES addresses(address_id),
+  permanent_address_id INTEGER REFERENCES addresses(address_id));
+"""
+ADDRESSES = [(1, "1 Elm St"), (2, "2 Oak St"), (3, "3 Ash St")]
+
+
+def _db(path: Path, students: list) -> Path:
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA)
+    con.executemany("INSERT INTO addresses VALUES (?, ?)", ADDRESSES)
+    con.executemany("INSERT INTO students VALUES (?, ?, ?, ?)", students)
+    con.commit()
+    con.close()
+    return path
+
+
+def _hood(tmp_path: Path, real: Path, neighbour: Path) -> Neighbourhood:
+    hood = Neighbourhood(k=1, resolve=lambda name: real, cache_dir=tmp_path / "n")
+    hood._built["d"] = [neighbour]
+    return hood
+
+
+GOLD = ("SELECT a.address_id, a.line_1 FROM addresses AS a JOIN students AS s ON a.address_id = s.current_address_id "
+        "GROUP BY a.address_id ORDER BY count(*) DESC LIMIT 1")
+ANSWER = ("SELECT addresses.address_id, addresses.line_1 FROM addresses JOIN students "
+          "ON students.permanent_address_id = addresses.address_id GROUP BY addresses.address_id ORDER BY COUNT(*) DESC LIMIT 1")
+QUESTION = "What is the id and first line of the address with the most students?"
+
+
+def test_following_the_other_of_two_keys_the_question_leaves_open_is_a_gold_finding(tmp_path: Path) -> None:
+    # the real data: everyone lives where they are registered, so both readings agree
+    real = _db(tmp_path / "real.sqlite", [(1, "A", 1, 1), (2, "B", 1, 1), (3, "C", 2, 2)])
+    apart = _db(tmp_path / "apart.sqlite", [(1, "A", 1, 3), (2, "B", 1, 3), (3, "C", 2, 3), (4, "D", 2, 2)])
+    hood = _hood(tmp_path, real, apart)
+    found = disagreement(hood, "d", GOLD, ANSWER, MatchRule(), question=QUESTION)
+    assert found is not None and "ambiguous join path" in found["gold_finding"]
+    assert "students.current_address_id" in found["gold_finding"] and found["counterexample"]["row_count"] >= 1
+
+
+def test_a_question_that_names_the_key_keeps_the_flag(tmp_path: Path) -> None:
+    real = _db(tmp_path / "real.sqlite", [(1, "A", 1, 1), (2, "B", 1, 1), (3, "C", 2, 2)])
+    apart = _db(tmp_path / "apart.sqlite", [(1, "A", 1, 3), (2, "B", 1, 3), (3, "C", 2, 3), (4, "D", 2, 2)])
+    hood = _hood(tmp_path, real, apart)
+    named = "What is the id and first line of the current address of the most students?"
+    found = disagreement(hood, "d", GOLD, ANSWER, MatchRule(), question=named)
+    assert found is not None and "gold_finding" not in found
+
+
+def test_an_answer_wrong_besides_the_key_or_an_empty_gold_keeps_the_flag(tmp_path: Path) -> None:
+    real = _db(tmp_path / "real.sqlite", [(1, "A", 1, 1), (2, "B", 1, 1), (3, "C", 2, 2)])
+    apart = _db(tmp_path / "apart.sqlite", [(1, "A", 1, 3), (2, "B", 1, 3), (3, "C", 2, 3), (4, "D", 2, 2)])
+    hood = _hood(tmp_path, real, apart)
+    # the key swapped back still does not give the gold's rows: the answer leaves students out besides
+    leaves_out = ANSWER.replace("GROUP BY", "WHERE students.name NOT IN ('B', 'C') GROUP BY")
+    three = _db(tmp_path / "three.sqlite", [(1, "A", 1, 3), (2, "B", 1, 3), (3, "C", 1, 3), (4, "D", 2, 2), (5, "E", 2, 2)])
+    found = disagreement(_hood(tmp_path, real, three), "d", GOLD, leaves_out, MatchRule(), question=QUESTION)
+    assert found is not None and "gold_finding" not in found
+    # a gold that says nothing on the real data (no rows there): agreeing with it proves nothing
+    empty_gold = "SELECT s.name FROM students AS s WHERE s.current_address_id = 3"
+    empty_answer = "SELECT name FROM students WHERE permanent_address_id = 3"
+    found = disagreement(hood, "d", empty_gold, empty_answer, MatchRule(), question="Who lives at 3 Ash St?")
+    assert found is not None and "gold_finding" not in found
+
+
+def test_an_answer_following_one_key_where_the_gold_follows_both_keeps_the_flag(tmp_path: Path) -> None:
+    real = _db(tmp_path / "real.sqlite", [(1, "A", 1, 1), (2, "B", 1, 1), (3, "C", 2, 2)])
+    apart = _db(tmp_path / "apart.sqlite", [(1, "A", 1, 2), (2, "B", 1, 2), (3, "C", 1, 3), (4, "D", 1, 3), (5, "E", 2, 2)])
+    both = ("SELECT a.line_1 FROM addresses AS a JOIN students AS s ON a.address_id = s.current_address_id "
+            "OR a.address_id = s.permanent_address_id GROUP BY a.address_id ORDER BY count(*) DESC LIMIT 1")
+    one = ("SELECT a.line_1 FROM addresses AS a JOIN students AS s ON a.address_id = s.permanent_address_id "
+           "GROUP BY a.address_id ORDER BY count(*) DESC LIMIT 1")
+    found = disagreement(_hood(tmp_path, real, apart), "d", both, one, MatchRule(), question="Which address has the most students?")
+    assert found is not None and "gold_finding" not in found
