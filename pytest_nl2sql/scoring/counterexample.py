@@ -245,9 +245,9 @@ class _PgRows:
                 self._exec("RELEASE SAVEPOINT nl2sql_shrink")
 
     def dump(self, items: Sequence[Item]) -> list[dict]:
-        from pytest_nl2sql.suitefile.values import normalize_row
-
         import psycopg
+
+        from pytest_nl2sql.suitefile.values import normalize_row
 
         out = []
         for t in self.tables:

@@ -36,7 +36,7 @@ from pytest_nl2sql.suitefile.yamltext import (
     alt_block,
     data_block,
     format_row,
-    format_text,
+    reviewed_item,
     rows_block,
 )
 
@@ -387,12 +387,6 @@ def update_plans(
     return True, dropped
 
 
-def _reviewed_item(entry: Mapping[str, Any], pad: str, nl: str) -> str:
-    """One ``reviewed`` list item as block YAML lines at ``pad`` (always block: a note is text)."""
-    lines = [f"{pad}  {format_text(k)}: {format_text(str(v))}" for k, v in entry.items() if v is not None]
-    return nl.join([f"{pad}- {lines[0].lstrip()}", *lines[1:]])
-
-
 def apply_reviewed(text: str, case_id: str, entry: Mapping[str, Any], path: str = "<suite>") -> str:
     """``text`` with ``entry`` (``sql``, ``verdict``, ``note``) added to the case's ``reviewed``
     list: appended after the entries it has (their comments kept), or a new ``reviewed:`` key
@@ -412,13 +406,13 @@ def apply_reviewed(text: str, case_id: str, entry: Mapping[str, Any], path: str 
         if type(value).__name__ == "SequenceNode" and not value.flow_style and value.value:
             at = line_end(text, content_end(value, text))
             item_pad = " " * column(text, value.value[0].start_mark.index - 2)
-            edits.add(at, at, nl + _reviewed_item(entry, item_pad, nl))
+            edits.add(at, at, nl + reviewed_item(entry, item_pad, nl))
             return edits.apply(text)
         raise SuiteError([Problem(path, key.start_mark.line + 1, key.start_mark.column + 1,
                                   "reviewed is not a block list here; write it as one ('- sql: ...' lines) to add to it", case_id)])
     last = max(content_end(v, text) for _, v in span.nodes.values())
     at = line_end(text, last)  # after a trailing comment on the last line
-    edits.add(at, at, nl + f"{pad}reviewed:" + nl + _reviewed_item(entry, pad + "  ", nl))
+    edits.add(at, at, nl + f"{pad}reviewed:" + nl + reviewed_item(entry, pad + "  ", nl))
     return edits.apply(text)
 
 

@@ -19,7 +19,10 @@ from pytest_nl2sql.suitefile.model import EvalCase, Kind, Origin
 from pytest_nl2sql.suitefile.values import normalize_value
 from pytest_nl2sql.suitefile.yamlnodes import DECIMAL_TAG, T_STR, resolve_plain
 
-__all__ = ["alt_block", "data_block", "dump_case", "dump_suite", "format_block_text", "format_row", "format_scalar", "format_text", "rows_block"]
+__all__ = [
+    "alt_block", "data_block", "dump_case", "dump_suite", "format_block_text", "format_row", "format_scalar", "format_text",
+    "reviewed_item", "rows_block",
+]
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -243,8 +246,18 @@ def dump_case(case: EvalCase) -> str:
     if case.plan:
         out.append(f"{pad}plan:")
         out.extend(data_block(dict(case.plan), pad + "  "))
+    if case.reviewed:
+        out.append(f"{pad}reviewed:")
+        out.extend(reviewed_item({"sql": r.sql, "verdict": r.verdict, "note": r.note}, pad + "  ", "\n") for r in case.reviewed)
     out.extend(_clarification_lines(case, pad))
     return "\n".join(out) + "\n"
+
+
+def reviewed_item(entry: Mapping[str, Any], pad: str, nl: str) -> str:
+    """One ``reviewed`` list item (``sql``, ``verdict``, ``note``) as block YAML lines at ``pad``:
+    the same bytes whether a new suite is dumped or ``eval audit --mark-reviewed`` adds it."""
+    lines = [f"{pad}  {format_text(k)}: {format_text(str(v))}" for k, v in entry.items() if v is not None]
+    return nl.join([f"{pad}- {lines[0].lstrip()}", *lines[1:]])
 
 
 def _clarification_lines(case: EvalCase, pad: str) -> list[str]:
