@@ -1,5 +1,6 @@
-"""A gold finding: gold and answer differ only in which of two foreign keys to the same parent
-they follow, and the question does not say which.
+"""Gold findings for two readings the question leaves open: which of two foreign keys to the same
+parent to follow (``fk_choice``), and which of two columns holds the value it names
+(``value_column_choice``).
 
 A child table often points at one parent twice: ``Students.current_address_id`` and
 ``permanent_address_id`` both at ``Addresses``, ``Friend.student_id`` and ``friend_id`` both at
@@ -19,6 +20,15 @@ engine. ``fk_choice`` calls it so only when all of these hold:
 
 A question that names the key ("the current address") keeps the flag; so does an answer that
 follows one key where the gold follows both (``SourceAirport OR DestAirport``).
+
+"The average edispl for all volvos": the real data holds 'volvo' as a maker's name and as a
+model's name, and the question says neither "maker" nor "model". A gold that picks
+``car_names.Model = 'volvo'`` and an answer that picks ``car_makers.Maker = 'volvo'`` agree on
+the real data; a neighbour that draws the two apart judges the question's reading, not the
+engine. ``value_column_choice`` calls it so only when the gold and the answer pick the same text
+the question names, in different columns, each picking only in its own; the real data holds
+the text in both columns; the question names neither column (as above); and the real gold says
+something.
 """
 
 from __future__ import annotations
@@ -31,7 +41,9 @@ from typing import Any
 
 from sqlglot import exp
 
-__all__ = ["fk_choice", "fk_pairs"]
+from pytest_nl2sql.scoring.presuppose import Execute, _count, _picks
+
+__all__ = ["fk_choice", "fk_pairs", "value_column_choice"]
 
 #: (child table, key a, key b, parent table), names in lowercase.
 Pair = tuple[str, str, str, str]
@@ -124,4 +136,36 @@ def fk_choice(
             continue
         return (f"the gold follows {table}.{b} to {parent}, the answer {table}.{a}, and the question does not say "
                 "which: an ambiguous join path, the only difference here")
+    return None
+
+
+def value_column_choice(
+    question: str, gold_tree: exp.Expression | None, answer_tree: exp.Expression | None, real: Execute | None,
+    real_gold: tuple | None, dialect: str = "sqlite",
+) -> str | None:
+    """Why the difference is the question's open choice of the column that holds a value it
+    names (module docstring), or None. ``real`` runs a query on the real database."""
+    if gold_tree is None or answer_tree is None or real is None or real_gold is None or not _says_something(real_gold[1]):
+        return None
+    asked = [_stem(w) for w in re.findall(r"\w+", question.lower())]
+    gold_picks = [p for _, p in _picks(gold_tree)]
+    answer_picks = [p for _, p in _picks(answer_tree)]
+    for gtables, gcol, text in gold_picks:
+        folded = text.casefold()
+        named = [_stem(w) for w in re.findall(r"\w+", folded)]
+        if not named or not any(asked[i:i + len(named)] == named for i in range(len(asked))):
+            continue
+        for atables, acol, atext in answer_picks:
+            if atext.casefold() != folded or acol.lower() == gcol.lower():
+                continue
+            if any(c.lower() == acol.lower() and t.casefold() == folded for _, c, t in gold_picks):
+                continue
+            if any(c.lower() == gcol.lower() and t.casefold() == folded for _, c, t in answer_picks):
+                continue
+            if (_words(gcol) ^ _words(acol)) & set(asked):
+                continue  # the question names one of the columns
+            if (_count(real, gtables, gcol, text, dialect) or 0) <= 0 or (_count(real, atables, acol, text, dialect) or 0) <= 0:
+                continue
+            return (f"the real data holds {text!r}, which the question names, in {gcol} and in {acol}: the gold reads "
+                    f"{gcol}, the answer {acol}, and the question does not say which")
     return None

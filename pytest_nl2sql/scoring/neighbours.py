@@ -400,7 +400,7 @@ def disagreement(
     neighbour that breaks a presupposition the question makes does not judge
     (``presuppose.presupposition``, listed under ``presupposed``)."""
     from pytest_nl2sql.scoring.counterexample import gold_fragility
-    from pytest_nl2sql.scoring.joinpath import fk_choice, fk_pairs
+    from pytest_nl2sql.scoring.joinpath import fk_choice, fk_pairs, value_column_choice
     from pytest_nl2sql.scoring.matching import match_rows
     from pytest_nl2sql.scoring.presuppose import presupposition, question_value_left_out
     from pytest_nl2sql.scoring.ties import tie_at_limit
@@ -456,7 +456,8 @@ def disagreement(
             lambda sql, nb=neighbour: run_query(nb, sql, datasource=datasource), gold,
             lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect) or fk_choice(
             question, tree, answer_tree, fk_pairs(neighbour), lambda sql, nb=neighbour: run_query(nb, sql, datasource=datasource),
-            gold, _real_result(hood, datasource, gold_sql), lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect)
+            gold, _real_result(hood, datasource, gold_sql), lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect,
+        ) or value_column_choice(question, tree, answer_tree, hood.real(datasource), _real_result(hood, datasource, gold_sql), dialect)
         if why is None:
             if ambiguous:
                 record["ambiguous"] = ambiguous

@@ -86,3 +86,41 @@ def test_an_answer_following_one_key_where_the_gold_follows_both_keeps_the_flag(
            "GROUP BY a.address_id ORDER BY count(*) DESC LIMIT 1")
     found = disagreement(_hood(tmp_path, real, apart), "d", both, one, MatchRule(), question="Which address has the most students?")
     assert found is not None and "gold_finding" not in found
+
+
+CARS = """
+CREATE TABLE makers (id INTEGER PRIMARY KEY, maker TEXT);
+CREATE TABLE models (model_id INTEGER PRIMARY KEY, maker INTEGER REFERENCES makers(id), model TEXT);
+CREATE TABLE cars (id INTEGER PRIMARY KEY, model TEXT, edispl REAL);
+"""
+
+
+def _cars(path: Path, makers: list, models: list, cars: list) -> Path:
+    con = sqlite3.connect(path)
+    con.executescript(CARS)
+    con.executemany("INSERT INTO makers VALUES (?, ?)", makers)
+    con.executemany("INSERT INTO models VALUES (?, ?, ?)", models)
+    con.executemany("INSERT INTO cars VALUES (?, ?, ?)", cars)
+    con.commit()
+    con.close()
+    return path
+
+
+BY_MODEL = "SELECT avg(edispl) FROM cars WHERE model = 'volvo'"
+BY_MAKER = ("SELECT AVG(cars.edispl) FROM cars JOIN models ON cars.model = models.model "
+            "JOIN makers ON models.maker = makers.id WHERE makers.maker = 'volvo'")
+
+
+def test_a_value_the_real_data_holds_in_two_columns_the_question_does_not_name_is_a_gold_finding(tmp_path: Path) -> None:
+    real = _cars(tmp_path / "real.sqlite", [(1, "volvo"), (2, "ford")], [(1, 1, "volvo"), (2, 2, "pinto")],
+                 [(1, "volvo", 120.0), (2, "volvo", 130.0), (3, "pinto", 200.0)])
+    # the neighbour's model 'volvo' is made by ford: the two readings part
+    apart = _cars(tmp_path / "apart.sqlite", [(1, "volvo"), (2, "ford")], [(1, 2, "volvo"), (2, 1, "pinto")],
+                  [(1, "volvo", 120.0), (2, "pinto", 200.0)])
+    hood = Neighbourhood(k=1, resolve=lambda name: real, cache_dir=tmp_path / "n")
+    hood._built["d"] = [apart]
+    found = disagreement(hood, "d", BY_MODEL, BY_MAKER, MatchRule(), question="What is the average edispl for all volvos?")
+    assert found is not None and "holds 'volvo'" in found.get("gold_finding", "")
+    # the question names the column: the answer read the other one -- a flag
+    found = disagreement(hood, "d", BY_MODEL, BY_MAKER, MatchRule(), question="What is the average edispl of the model volvo?")
+    assert found is not None and "gold_finding" not in found
