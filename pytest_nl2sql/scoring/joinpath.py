@@ -1,6 +1,7 @@
-"""Gold findings for two readings the question leaves open: which of two foreign keys to the same
-parent to follow (``fk_choice``), and which of two columns holds the value it names
-(``value_column_choice``).
+"""Gold findings where the difference is a reading of the question, not a mistake of the engine:
+which of two foreign keys to the same parent to follow (``fk_choice``), which of two columns
+holds the value it names (``value_column_choice``), and whether two conditions the question
+gives as two ("... and also cars that ...") must hold on one row (``one_row_or_two``).
 
 A child table often points at one parent twice: ``Students.current_address_id`` and
 ``permanent_address_id`` both at ``Addresses``, ``Friend.student_id`` and ``friend_id`` both at
@@ -29,6 +30,14 @@ engine. ``value_column_choice`` calls it so only when the gold and the answer pi
 the question names, in different columns, each picking only in its own; the real data holds
 the text in both columns; the question names neither column (as above); and the real gold says
 something.
+
+"The years in which there were cars that weighed less than 4000 and also cars that weighed more
+than 3000": an answer ``SELECT year ... WHERE weight < 4000 INTERSECT SELECT year ... WHERE
+weight > 3000`` reads two sets of cars, a gold ``WHERE weight BETWEEN 3000 AND 4000`` one car
+meeting both. ``one_row_or_two`` calls it a gold finding only when the question says "also" or
+"both", the answer intersects two selections of one table that differ only in their
+conditions, and the answer with its two conditions put on one row (``AND``) gives the gold's
+rows on the neighbour -- so that reading is the whole difference.
 """
 
 from __future__ import annotations
@@ -43,7 +52,7 @@ from sqlglot import exp
 
 from pytest_nl2sql.scoring.presuppose import Execute, _count, _picks
 
-__all__ = ["fk_choice", "fk_pairs", "value_column_choice"]
+__all__ = ["fk_choice", "fk_pairs", "one_row_or_two", "value_column_choice"]
 
 #: (child table, key a, key b, parent table), names in lowercase.
 Pair = tuple[str, str, str, str]
@@ -169,3 +178,32 @@ def value_column_choice(
             return (f"the real data holds {text!r}, which the question names, in {gcol} and in {acol}: the gold reads "
                     f"{gcol}, the answer {acol}, and the question does not say which")
     return None
+
+
+def one_row_or_two(
+    question: str, answer_tree: exp.Expression | None, here: Callable[[str], tuple], gold: tuple,
+    same: Callable[[tuple, tuple], bool], dialect: str = "sqlite",
+) -> str | None:
+    """Why the difference is whether two conditions the question gives apart must hold on one
+    row (module docstring), or None. ``gold`` is the gold's result on the neighbour."""
+    if not isinstance(answer_tree, exp.Intersect) or not {"also", "both"} & set(re.findall(r"\w+", question.lower())):
+        return None
+    left, right = answer_tree.this, answer_tree.expression
+    if not (isinstance(left, exp.Select) and isinstance(right, exp.Select)):
+        return None
+    lw, rw = left.args.get("where"), right.args.get("where")
+    if lw is None or rw is None:
+        return None
+    bare_left, bare_right = left.copy(), right.copy()
+    bare_left.set("where", None)
+    bare_right.set("where", None)
+    if bare_left.sql() != bare_right.sql() or len(list(left.find_all(exp.Table))) != 1:
+        return None
+    both = bare_left.where(exp.and_(lw.this.copy(), rw.this.copy()))
+    try:
+        if not same(gold, here(both.sql(dialect=dialect))):
+            return None
+    except Exception:  # noqa: BLE001 -- not told
+        return None
+    return ("the question gives two conditions apart ('also'), and the answer lets different rows meet each; "
+            "the gold asks one row to meet both, and that is the whole difference here")

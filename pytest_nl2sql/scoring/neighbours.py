@@ -396,13 +396,12 @@ def disagreement(
     disagrees. A difference that comes from the gold's fragility
     (``counterexample.gold_fragility``) is kept as a ``gold_finding`` and returned only when no
     neighbour gives a plain disagreement. ``question`` (the case's) lets a gold that leaves out
-    a value the question names be a gold finding (``presuppose.question_value_left_out``); a
+    a value the question names, or a reading the question leaves open, be a gold finding
+    (``_gold_side``); a
     neighbour that breaks a presupposition the question makes does not judge
     (``presuppose.presupposition``, listed under ``presupposed``)."""
-    from pytest_nl2sql.scoring.counterexample import gold_fragility
-    from pytest_nl2sql.scoring.joinpath import fk_choice, fk_pairs, value_column_choice
     from pytest_nl2sql.scoring.matching import match_rows
-    from pytest_nl2sql.scoring.presuppose import presupposition, question_value_left_out
+    from pytest_nl2sql.scoring.presuppose import presupposition
     from pytest_nl2sql.scoring.ties import tie_at_limit
 
     found = hood.of(datasource)
@@ -451,13 +450,8 @@ def disagreement(
                           gold_rows=settled["gold_rows"], answer_columns=settled["answer_columns"],
                           answer_rows=settled["answer_rows"])
         record["counterexample"] = settled or _counterexample(neighbour, gold_sql, answer_sql, rule)
-        why = gold_fragility(gold_sql, answer_sql, record["counterexample"]) or question_value_left_out(
-            question, tree, answer_tree, hood.real(datasource),
-            lambda sql, nb=neighbour: run_query(nb, sql, datasource=datasource), gold,
-            lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect) or fk_choice(
-            question, tree, answer_tree, fk_pairs(neighbour), lambda sql, nb=neighbour: run_query(nb, sql, datasource=datasource),
-            gold, _real_result(hood, datasource, gold_sql), lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect,
-        ) or value_column_choice(question, tree, answer_tree, hood.real(datasource), _real_result(hood, datasource, gold_sql), dialect)
+        why = _gold_side(hood, datasource, neighbour, gold_sql, answer_sql, question, gold, record["counterexample"],
+                         lambda g, a: match_rows(g[0], g[1], a[0], a[1], rule).matched, dialect)
         if why is None:
             if ambiguous:
                 record["ambiguous"] = ambiguous
@@ -471,6 +465,38 @@ def disagreement(
     if finding is not None and presupposed:
         finding["presupposed"] = presupposed
     return finding
+
+
+def _gold_side(
+    hood: Neighbourhood, datasource: str, neighbour: Neighbour, gold_sql: str, answer_sql: str, question: str,
+    gold: tuple, counterexample: dict | None, same: Callable[[tuple, tuple], bool], dialect: str,
+) -> str | None:
+    """Why the difference on ``neighbour`` is the gold's to read (a gold finding), or None: the
+    gold's fragility, a value the question names that the gold leaves out, or a reading the
+    question leaves open (``joinpath``)."""
+    from pytest_nl2sql.scoring.counterexample import gold_fragility
+    from pytest_nl2sql.scoring.joinpath import (
+        fk_choice,
+        fk_pairs,
+        one_row_or_two,
+        value_column_choice,
+    )
+    from pytest_nl2sql.scoring.presuppose import question_value_left_out
+
+    tree, answer_tree = _gold_tree(gold_sql), _gold_tree(answer_sql)
+    real = hood.real(datasource)
+
+    def here(sql: str) -> tuple:
+        return run_query(neighbour, sql, datasource=datasource)
+
+    return (
+        gold_fragility(gold_sql, answer_sql, counterexample)
+        or question_value_left_out(question, tree, answer_tree, real, here, gold, same, dialect)
+        or fk_choice(question, tree, answer_tree, fk_pairs(neighbour), here, gold,
+                     _real_result(hood, datasource, gold_sql), same, dialect)
+        or value_column_choice(question, tree, answer_tree, real, _real_result(hood, datasource, gold_sql), dialect)
+        or one_row_or_two(question, answer_tree, here, gold, same, dialect)
+    )
 
 
 def _real_result(hood: Neighbourhood, datasource: str, sql: str) -> tuple | None:
