@@ -124,3 +124,35 @@ def test_a_value_the_real_data_holds_in_two_columns_the_question_does_not_name_i
     # the question names the column: the answer read the other one -- a flag
     found = disagreement(hood, "d", BY_MODEL, BY_MAKER, MatchRule(), question="What is the average edispl of the model volvo?")
     assert found is not None and "gold_finding" not in found
+
+
+def test_two_conditions_the_question_gives_apart_put_on_one_row_by_the_gold_is_a_gold_finding(tmp_path: Path) -> None:
+    def cars(path: Path, rows: list) -> Path:
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE cars_data (id INTEGER PRIMARY KEY, weight INTEGER, year INTEGER)")
+        con.executemany("INSERT INTO cars_data VALUES (?, ?, ?)", rows)
+        con.commit()
+        con.close()
+        return path
+
+    real = cars(tmp_path / "real.sqlite", [(1, 3500, 1970), (2, 3600, 1971), (3, 5000, 1972)])
+    # 1980: one car under 3000, one over 4000 -- in the years of the answer's reading, not the gold's
+    apart = cars(tmp_path / "apart.sqlite", [(1, 3500, 1970), (2, 2000, 1980), (3, 4500, 1980)])
+    hood = Neighbourhood(k=1, resolve=lambda name: real, cache_dir=tmp_path / "n")
+    hood._built["d"] = [apart]
+    gold = "SELECT DISTINCT year FROM cars_data WHERE weight BETWEEN 3000 AND 4000"
+    answer = ("SELECT DISTINCT year FROM cars_data WHERE weight < 4000 INTERSECT "
+              "SELECT DISTINCT year FROM cars_data WHERE weight > 3000")
+    also = "What are the years in which there were cars that weighed less than 4000 and also cars that weighed more than 3000?"
+    found = disagreement(hood, "d", gold, answer, MatchRule(), question=also)
+    assert found is not None and "('also')" in found["gold_finding"]
+    # a question that asks for one car meeting both: a flag
+    one = "In which years were cars made that weighed between 3000 and 4000?"
+    found = disagreement(hood, "d", gold, answer, MatchRule(), question=one)
+    assert found is not None and "gold_finding" not in found
+    # the two conditions on one row still differ from the gold (a car of exactly 3000 the gold's
+    # BETWEEN keeps and the answer's "> 3000" does not): a flag
+    edge = cars(tmp_path / "edge.sqlite", [(1, 3500, 1970), (2, 2000, 1980), (3, 4500, 1980), (4, 3000, 1990)])
+    hood._built["d"] = [edge]
+    found = disagreement(hood, "d", gold, answer, MatchRule(), question=also)
+    assert found is not None and "gold_finding" not in found
