@@ -253,7 +253,7 @@ def _counterexample(found: Mapping[str, Any]) -> str:
         return ""
     head = (f"<p><b>counterexample</b>: neighbour {_e(_neighbour(found))} (seed {_e(found.get('seed'))}), "
             f"{_e(cx.get('row_count'))} of its {_e(cx.get('shrunk_from'))} rows"
-            + ("" if cx.get("complete", True) else " (shrinking stopped at its time bound)") + "</p>")
+            + ("" if cx.get("complete", True) else " (not minimal: shrinking stopped at its time bound)") + "</p>")
     tables = "".join(
         f'<p>{_e(t.get("table"))}</p><div class="scroll"><table class="cx-rows"><tr>{"".join(f"<th>{_e(c)}</th>" for c in _list(t.get("columns")))}</tr>'
         f"{_cells(t.get('rows'))}</table></div>"

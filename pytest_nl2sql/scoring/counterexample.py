@@ -156,10 +156,11 @@ class _PgRows:
             self._exec("SET TRANSACTION READ WRITE")  # the database's default is read-only
             self._exec(f"SET LOCAL statement_timeout = {int(_QUERY_SECONDS * 1000)}")
             self._exec(f"SET LOCAL lock_timeout = {int(_QUERY_SECONDS * 1000)}")
-            key = zlib.crc32(neighbour.dbname.encode()) - 2**31
-            while not self._exec("SELECT pg_try_advisory_xact_lock(%s, 23)", (key,))[0][0]:
-                if time.monotonic() > deadline:
-                    raise _Stop("another shrinker holds this neighbour")
+            # without its turn within the bound, only the whole neighbour is tried (no deletes)
+            while True:
+                self.turn = bool(self._exec("SELECT pg_try_advisory_xact_lock(%s, %s)", turn_key(neighbour.dbname))[0][0])
+                if self.turn or time.monotonic() > deadline:
+                    break
                 time.sleep(0.05)
             tables = self._exec(f"""
                 SELECT c.oid, n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -196,8 +197,6 @@ class _PgRows:
             check_statement(sql, "postgresql")  # the answer's SQL has passed it: so does every probe
         except StatementRefused as exc:
             raise _Refused(exc.reason) from None
-        if time.monotonic() > self.deadline:
-            raise _Stop("time bound")
         import psycopg
 
         self._exec("SAVEPOINT nl2sql_query")
@@ -216,16 +215,17 @@ class _PgRows:
     def keeping(self, keep: Sequence[Item]) -> Iterator[bool]:
         import psycopg
 
-        if time.monotonic() > self.deadline:
-            raise _Stop("time bound")
+        whole = len(keep) == len(self.items)
+        if not whole and (not self.turn or time.monotonic() > self.deadline):
+            raise _Stop("another shrinker holds this neighbour" if not self.turn else "time bound")
         self._exec("SAVEPOINT nl2sql_shrink")
         try:
             kept = _by_table(self.tables, keep)
             valid = True
             try:
-                for t in reversed(self.tables):  # children first
+                for t in [] if whole else reversed(self.tables):  # children first
                     self._exec(self._on(t, "DELETE FROM {} WHERE NOT (ctid = ANY (%s::text[]::tid[]))"), (kept[t],))
-                for t in self.tables:  # a cascade or SET NULL changed rows that were to stay
+                for t in [] if whole else self.tables:  # a cascade or SET NULL changed rows that were to stay
                     (n,) = self._exec(self._on(t, "SELECT count(*) FROM {} WHERE ctid = ANY (%s::text[]::tid[])"), (kept[t],))[0]
                     if n != len(kept[t]):
                         valid = False
@@ -273,6 +273,11 @@ class _PgRows:
             self.con.rollback()  # nothing a trial did outlives the shrinking
         with contextlib.suppress(Exception):
             self.con.close()
+
+
+def turn_key(dbname: str) -> tuple[int, int]:
+    """The advisory lock (two int4 keys) shrinkers of neighbour ``dbname`` take turns by."""
+    return zlib.crc32(dbname.encode()) - 2**31, 23
 
 
 class _Refused(Exception):

@@ -215,7 +215,7 @@ def shown_counterexample(found: dict) -> str:
         return ""
     lines = [
         f"\ncounterexample: neighbour {found['neighbour'] + 1} (seed {found.get('seed')}, {found.get('database')}),"
-        f" {cx['row_count']} of its {cx['shrunk_from']} rows{'' if cx['complete'] else ' (shrinking stopped at its time bound)'}:"
+        f" {cx['row_count']} of its {cx['shrunk_from']} rows{'' if cx['complete'] else ' (not minimal: shrinking stopped at its time bound)'}:"
     ]
     for t in cx["rows"]:
         lines.append(f"  {t['table']} ({', '.join(map(str, t['columns']))}):")

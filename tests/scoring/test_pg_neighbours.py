@@ -494,3 +494,24 @@ def test_shrinking_on_postgresql_runs_read_only_as_the_reader_and_only_what_the_
     found = shrink(n, "SELECT name FROM player", "SELECT set_config('role', 'nl2sql_scratch', true) AS r", differ)
     assert found is not None and "set_config() is not allowed" in found["answer_error"]
     assert _everything(pg, n.dbname) == before
+
+
+def test_a_shrinking_that_cannot_get_its_turn_shows_the_whole_neighbour_labelled_not_minimal(pg: PgServer, source: PgSource) -> None:
+    from pytest_nl2sql.scoring.counterexample import shrink, turn_key
+    from pytest_nl2sql.scoring.scorers import shown_counterexample
+
+    (n,) = source.build(1, 0)
+
+    def differ(gold, answer) -> bool:
+        return isinstance(answer, Exception) or gold != answer
+
+    gold, answer = "SELECT name FROM player", "SELECT name FROM player WHERE age > 1000"
+    alone = shrink(n, gold, answer, differ)
+    assert alone is not None and alone["complete"] and alone["row_count"] < alone["shrunk_from"]
+    # another shrinker of the same neighbour holds its turn past the time bound
+    with psycopg.connect(pg.dsn(n.dbname)) as other:
+        other.execute("SELECT pg_advisory_xact_lock(%s, %s)", turn_key(n.dbname))
+        found = shrink(n, gold, answer, differ, seconds=0.3)
+    assert found is not None and found["complete"] is False and found["row_count"] == found["shrunk_from"]
+    text = shown_counterexample({"neighbour": 0, "seed": 0, "database": n.dbname, "counterexample": found})
+    assert "not minimal: shrinking stopped at its time bound" in text
