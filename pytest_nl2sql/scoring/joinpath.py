@@ -1,7 +1,8 @@
 """Gold findings where the difference is a reading of the question, not a mistake of the engine:
 which of two foreign keys to the same parent to follow (``fk_choice``), which of two columns
-holds the value it names (``value_column_choice``), and whether two conditions the question
-gives as two ("... and also cars that ...") must hold on one row (``one_row_or_two``).
+holds the value it names (``value_column_choice``), whether two conditions the question
+gives as two ("... and also cars that ...") must hold on one row (``one_row_or_two``), and
+whether "the most diverse languages" counts rows or distinct values (``distinct_asked``).
 
 A child table often points at one parent twice: ``Students.current_address_id`` and
 ``permanent_address_id`` both at ``Addresses``, ``Friend.student_id`` and ``friend_id`` both at
@@ -38,6 +39,14 @@ meeting both. ``one_row_or_two`` calls it a gold finding only when the question 
 "both", the answer intersects two selections of one table that differ only in their
 conditions, and the answer with its two conditions put on one row (``AND``) gives the gold's
 rows on the neighbour -- so that reading is the whole difference.
+
+"Which continent has the most diverse languages?": an answer that counts ``COUNT(DISTINCT
+language)`` where the gold counts rows reads "diverse" as the question says. ``distinct_asked``
+calls it a gold finding only when the gold counts no distinct values, the question says
+"different", "distinct", "diverse", "unique" or "various" or names the column counted, and the
+answer with each ``COUNT(DISTINCT x)`` made ``COUNT(*)`` gives the gold's rows on the
+neighbour. The other way round -- the gold counts distinct values, the answer rows ("different
+names" without ``DISTINCT``) -- stays a flag.
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ from sqlglot import exp
 
 from pytest_nl2sql.scoring.presuppose import Execute, _count, _picks
 
-__all__ = ["fk_choice", "fk_pairs", "one_row_or_two", "value_column_choice"]
+__all__ = ["distinct_asked", "fk_choice", "fk_pairs", "one_row_or_two", "value_column_choice"]
 
 #: (child table, key a, key b, parent table), names in lowercase.
 Pair = tuple[str, str, str, str]
@@ -207,3 +216,38 @@ def one_row_or_two(
         return None
     return ("the question gives two conditions apart ('also'), and the answer lets different rows meet each; "
             "the gold asks one row to meet both, and that is the whole difference here")
+
+
+#: Words of a question that ask for distinct values.
+DISTINCT_WORDS = frozenset({"different", "distinct", "diverse", "unique", "various"})
+
+
+def _distinct_counts(tree: exp.Expression) -> list[exp.Count]:
+    return [c for c in tree.find_all(exp.Count) if isinstance(c.this, exp.Distinct)]
+
+
+def distinct_asked(
+    question: str, gold_tree: exp.Expression | None, answer_tree: exp.Expression | None, here: Callable[[str], tuple],
+    gold: tuple, same: Callable[[tuple, tuple], bool], dialect: str = "sqlite",
+) -> str | None:
+    """Why the difference is the question's "distinct" the answer counts and the gold does not
+    (module docstring), or None. ``gold`` is the gold's result on the neighbour."""
+    if gold_tree is None or answer_tree is None or _distinct_counts(gold_tree):
+        return None
+    counts = _distinct_counts(answer_tree)
+    if not counts:
+        return None
+    asked = {_stem(w) for w in re.findall(r"\w+", question.lower())}
+    counted = {w for c in counts for col in c.find_all(exp.Column) for w in _words(col.name)} - {"id"}
+    if not (asked & DISTINCT_WORDS or asked & counted):
+        return None
+    rows = answer_tree.copy()
+    for c in _distinct_counts(rows):
+        c.replace(exp.Count(this=exp.Star()))
+    try:
+        if not same(gold, here(rows.sql(dialect=dialect))):
+            return None
+    except Exception:  # noqa: BLE001 -- not told
+        return None
+    return ("the answer counts distinct values, as the question asks, where the gold counts rows; "
+            "that is the whole difference here")

@@ -476,6 +476,7 @@ def _gold_side(
     question leaves open (``joinpath``)."""
     from pytest_nl2sql.scoring.counterexample import gold_fragility
     from pytest_nl2sql.scoring.joinpath import (
+        distinct_asked,
         fk_choice,
         fk_pairs,
         one_row_or_two,
@@ -496,6 +497,7 @@ def _gold_side(
                      _real_result(hood, datasource, gold_sql), same, dialect)
         or value_column_choice(question, tree, answer_tree, real, _real_result(hood, datasource, gold_sql), dialect)
         or one_row_or_two(question, answer_tree, here, gold, same, dialect)
+        or distinct_asked(question, tree, answer_tree, here, gold, same, dialect)
     )
 
 

@@ -156,3 +156,34 @@ def test_two_conditions_the_question_gives_apart_put_on_one_row_by_the_gold_is_a
     hood._built["d"] = [edge]
     found = disagreement(hood, "d", gold, answer, MatchRule(), question=also)
     assert found is not None and "gold_finding" not in found
+
+
+def test_counting_the_distinct_values_the_question_asks_for_where_the_gold_counts_rows_is_a_gold_finding(tmp_path: Path) -> None:
+    def langs(path: Path, rows: list) -> Path:
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE spoken (continent TEXT, country TEXT, language TEXT)")
+        con.executemany("INSERT INTO spoken VALUES (?, ?, ?)", rows)
+        con.commit()
+        con.close()
+        return path
+
+    real = langs(tmp_path / "real.sqlite", [("asia", "a", "x"), ("asia", "b", "y"), ("europe", "c", "z")])
+    # europe: three rows of one language; asia: two languages
+    apart = langs(tmp_path / "apart.sqlite", [("asia", "a", "x"), ("asia", "b", "y"), ("europe", "c", "z"),
+                                              ("europe", "d", "z"), ("europe", "e", "z")])
+    hood = Neighbourhood(k=1, resolve=lambda name: real, cache_dir=tmp_path / "n")
+    hood._built["d"] = [apart]
+    gold = "SELECT continent FROM spoken GROUP BY continent ORDER BY count(*) DESC LIMIT 1"
+    answer = "SELECT continent FROM spoken GROUP BY continent ORDER BY COUNT(DISTINCT language) DESC LIMIT 1"
+    found = disagreement(hood, "d", gold, answer, MatchRule(), question="Which continent has the most diverse languages?")
+    assert found is not None and "counts distinct values" in found["gold_finding"]
+    # the question does not ask for distinct values: a flag
+    found = disagreement(hood, "d", gold, answer, MatchRule(), question="Which continent has the most entries?")
+    assert found is not None and "gold_finding" not in found
+    # the gold counts distinct values and the answer rows ("different" without DISTINCT): a flag
+    found = disagreement(hood, "d", answer, gold, MatchRule(), question="Which continent has the most different languages?")
+    assert found is not None and "gold_finding" not in found
+    # with DISTINCT made COUNT(*) it still differs from the gold (it leaves rows out besides): a flag
+    leaves_out = answer.replace("GROUP BY", "WHERE country NOT IN ('d', 'e') GROUP BY")
+    found = disagreement(hood, "d", gold, leaves_out, MatchRule(), question="Which continent has the most diverse languages?")
+    assert found is not None and "gold_finding" not in found
