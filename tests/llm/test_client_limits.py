@@ -14,7 +14,6 @@ from pytest_nl2sql.llm import LLMError
 from pytest_nl2sql.llm.openai_client import MAX_RESPONSE_BYTES
 from tests.llm.openai_server import ScriptedResponse
 
-
 #: A hang-catcher, not a speed check: a trickled answer (one byte per 0.2 s) takes over a minute to
 #: arrive whole, so a client without a whole-request deadline is caught even on a loaded machine; the
 #: deadline itself is shown by the error's words (timeout_s) and by the lower bound on the time taken.
