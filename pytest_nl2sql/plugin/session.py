@@ -82,6 +82,10 @@ def start(config: pytest.Config) -> None:
     config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
     session = Nl2sqlSession(config, run)
     config.pluginmanager.register(session, "nl2sql_session")
+    if not _is_worker(config):
+        from pytest_nl2sql.plugin.kept import ReportKeeper
+
+        config.pluginmanager.register(ReportKeeper(config, session._is_ours), "nl2sql_kept")  # what pytest keeps of our reports
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_nl2sql.plugin.xdist_scope import XdistScope
 

@@ -1,0 +1,119 @@
+"""What the controller keeps of each item's test reports once every plugin has read them.
+
+pytest's terminal reporter keeps every ``TestReport`` to the end of the run (its ``stats``:
+setup, call and teardown of every item), and under xdist each report arrives as fresh
+strings decoded by execnet: the node id three times, the location, and the item's keywords
+(an nl2sql item's tags, role and outcome are markers, so a dozen names a report). At 40,000
+items that is most of what the controller holds.
+
+After ``pytest_runtest_logreport`` has run for every plugin (junitxml, the ``--lf`` cache,
+pytest-html, the -v line and this plugin's record have read the whole report), the report of
+an nl2sql item is replaced in the terminal reporter's ``stats`` by what the summary reads:
+
+* a passed report becomes a :class:`SlimReport`: node id, location, outcome, when, duration,
+  and -- only when it has them -- longrepr, captured sections (``-rP``), user properties and
+  the xdist node (the ``[gw0]`` line);
+* a failed report keeps everything but its keywords (the failure sections, ``-rf`` and
+  ``--durations`` read longrepr, sections, location and duration, never keywords);
+* a skipped report is kept whole (the folded ``SKIPPED`` lines read its keywords).
+
+The three reports of an item share one node id object and one location, and the node ids
+xdist's workers send with their collections are interned, so each item's node id is held
+once. Items of other plugins and of plain tests are left as they are.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from _pytest.reports import TestReport
+
+__all__ = ["ReportKeeper", "SlimReport"]
+
+_NO_KEYWORDS: Any = MappingProxyType({})
+_NONE: Any = ()
+
+
+class SlimReport(TestReport):
+    """A passed ``TestReport`` with only what the terminal summary reads (module doc): no
+    keywords, no start or stop time, and sections and user properties only when it has them
+    (the empty ones are one shared object)."""
+
+    def __init__(self, report: TestReport, ident: Any, location: Any) -> None:  # not TestReport.__init__: nothing copied
+        if "_id" in vars(report):  # pytest >= 9: the structured node id
+            self._id = ident
+        else:
+            self.nodeid = ident
+        self.location = location
+        self.keywords = _NO_KEYWORDS
+        self.outcome = report.outcome
+        self.longrepr = report.longrepr
+        self.when = report.when
+        self.user_properties = report.user_properties or _NONE
+        self.sections = report.sections or _NONE
+        self.duration = report.duration
+        self.start = self.stop = 0.0
+        for name in ("node", "wasxfail"):
+            if hasattr(report, name):
+                setattr(self, name, getattr(report, name))
+
+
+class ReportKeeper:
+    """Controller only: slims each nl2sql item's reports after all plugins read them."""
+
+    def __init__(self, config: pytest.Config, is_ours: Any) -> None:
+        self.config = config
+        self.is_ours = is_ours
+        self._ids: dict[str, tuple[Any, Any]] = {}  # node id -> (its id, its location) until its teardown
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:
+        if isinstance(ids, list):  # before xdist's scheduler copies it: every worker's ids, one string each
+            ids[:] = [sys.intern(n) if "[" in n and self.is_ours(n) else n for n in ids]
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
+        result = yield  # every plugin has read the whole report
+        if type(report) is TestReport and "[" in report.nodeid and self.is_ours(report.nodeid):
+            self._slim(report)
+        return result
+
+    def _slim(self, report: TestReport) -> None:
+        nodeid = sys.intern(report.nodeid)
+        structured = "_id" in vars(report)
+        shared = self._ids.get(nodeid)
+        if shared is None:
+            location = report.location
+            if location is not None:
+                location = (sys.intern(str(location[0])), location[1], location[2])
+            shared = (report._id if structured else nodeid, location)
+            if report.when != "teardown":
+                self._ids[nodeid] = shared
+        if report.when == "teardown":
+            self._ids.pop(nodeid, None)
+        ident, location = shared
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if structured and terminal is not None:
+            seen = getattr(terminal, "_progress_nodeids_reported", None)
+            if isinstance(seen, set) and report._id is not ident and report._id in seen:
+                seen.discard(report._id)  # the same id, held once
+                seen.add(ident)
+        if report.passed and not hasattr(report, "wasxfail"):
+            kept: TestReport = SlimReport(report, ident, location)
+        else:
+            kept = report
+            if structured:
+                report._id = ident
+            else:
+                report.nodeid = ident
+            report.location = location  # type: ignore[assignment]
+            if report.failed:
+                report.keywords = _NO_KEYWORDS
+        if kept is not report and terminal is not None:
+            for reports in getattr(terminal, "stats", {}).values():
+                if reports and reports[-1] is report:
+                    reports[-1] = kept
+                    break
