@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,8 @@ from pytest_nl2sql.reporting import answer_figures, answerability, models, prove
 from pytest_nl2sql.reporting.completeness import incomplete_line, missing_nodeids
 from pytest_nl2sql.reporting.outcomes import ACTUAL
 from pytest_nl2sql.safetext import shown
-from pytest_nl2sql.suitefile.lock import write_atomic
 
-__all__ = ["render_html", "write_html"]
+__all__ = ["html_pieces", "render_html", "write_html"]
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem;color:#1b1f24;background:#fff}
@@ -264,10 +263,8 @@ def _counterexample(found: Mapping[str, Any]) -> str:
     return f'<div class="counterexample">{head}{tables}{_result("gold gives", "cx-gold", cx.get("gold_rows"))}{answer}</div>'
 
 
-def _gold_findings(items: Sequence[Mapping[str, Any]]) -> str:
+def _gold_findings(found: Sequence[tuple[int, Mapping[str, Any], Mapping[str, Any]]]) -> str:
     """Passes where the gold is fragile on a neighbour: for the gold's owner to read."""
-    found = [(i, r, (r.get("test_suite") or {}).get("gold_finding")) for i, r in enumerate(items)]
-    found = [(i, r, g) for i, r, g in found if isinstance(g, Mapping)]
     if not found:
         return ""
     body = "".join(
@@ -307,20 +304,12 @@ def _item_row(rec: Mapping[str, Any], index: int) -> str:
 _LINKS = 30
 
 
-def _failures(items: Sequence[Mapping[str, Any]], s: Mapping[str, Any]) -> str:
+def _failures(seen: _Seen, s: Mapping[str, Any]) -> str:
     """The first thing on the page: how many items failed, links to them, the worst groups."""
-    failing: list[tuple[int, str, str]] = []  # the first _LINKS failures (node id, why): the page links them
-    failed = errors = 0
-    for i, r in enumerate(items):
-        if r.get("verdict") == "failed":
-            failed += 1
-            if len(failing) < _LINKS:
-                failing.append((i, r.get("nodeid"), ", ".join(r.get("failed_scores") or []) or r.get("status") or "failed"))
-        elif r.get("verdict") == "error":
-            errors += 1
+    failed, errors, items = seen.failed, seen.errors, seen.count
     if not failed and not errors:
-        return f'<div id="failures" class="none"><h2>No failures</h2><p>{len(items)} items, none failed.</p></div>'
-    links = "".join(f'<li><a href="#item-{i}">{_e(node)}</a> -- {_e(why)}</li>' for i, node, why in failing)
+        return f'<div id="failures" class="none"><h2>No failures</h2><p>{items} items, none failed.</p></div>'
+    links = "".join(f'<li><a href="#item-{i}">{_e(node)}</a> -- {_e(why)}</li>' for i, node, why in seen.failing)
     more = f"<p>and {failed - _LINKS} more (filter the table by verdict)</p>" if failed > _LINKS else ""
     groups = []
     for key in ("by_tag", "by_role", "by_datasource", "by_difficulty", "by_outcome"):
@@ -333,7 +322,7 @@ def _failures(items: Sequence[Mapping[str, Any]], s: Mapping[str, Any]) -> str:
     )
     said = f"{failed} failed" + (f", {errors} suite errors" if errors else "")
     return (
-        f'<div id="failures"><h2>{said} of {len(items)} items</h2><ol>{links}</ol>{more}'
+        f'<div id="failures"><h2>{said} of {items} items</h2><ol>{links}</ol>{more}'
         + (f"<p><b>worst breakdowns</b></p><ul>{worst}</ul>" if worst else "")
         + "</div>"
     )
@@ -344,9 +333,25 @@ def _options(values: Sequence[str]) -> str:
 
 
 def render_html(report: Mapping[str, Any]) -> str:
-    """The page for one JSON report (``RunReport.to_json()``, or a merged one)."""
+    """The page for one JSON report (``RunReport.to_json()``, or a merged one), as one string."""
+    return "".join(html_pieces(report))
+
+
+def html_pieces(report: Mapping[str, Any]) -> Iterator[str]:
+    """The page of ``render_html`` in pieces, in order: the head, then the sections, each item's
+    table row one at a time. ``report["items"]`` may be a lazy sequence (a spool's or a report
+    file's, ``reporting.spool.LazyRecords``): it is read twice, one record at a time -- once for
+    what comes before the table (the failures list, gold findings, the filters' choices) and once
+    for the rows -- and no more of it is held than those few fields."""
     run, s, items = report.get("run") or {}, report.get("summary") or {}, report.get("items") or []
     title = f"pytest-nl2sql: {', '.join(run.get('suites') or [])} ({run.get('mode')} mode)"
+    seen = _Seen.of(items)
+    yield (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f'<h1>{_e(title)}</h1><p class="meta">{_e(_meta(run, s))}</p>'
+    )
     leak = s.get("leak") or {}
     cards = [
         _card("accuracy (all items)", s.get("accuracy")),
@@ -365,46 +370,50 @@ def render_html(report: Mapping[str, Any]) -> str:
     if s.get("latency_p50_s") is not None:
         latency = f", latency p50 {s['latency_p50_s']:.3f} s, p95 {s['latency_p95_s']:.3f} s"
     cards.append(f'<div class="card"><span>cost and latency</span><b>{cost}</b><span>{_e(s.get("llm_calls") or 0)} LLM calls{_e(latency)}</span></div>')
-    sections = [_failures(items, s), f'<div class="cards" id="summary">{"".join(cards)}</div>']
     incomplete = incomplete_line(run)
     if incomplete:  # first thing on the page: these figures do not cover the whole suite
         lost = "".join(f"<li>{_e(m.get('nodeid'))}: {_e(m.get('why'))}</li>" for m in (run.get("missing") or [])[:200] if isinstance(m, Mapping))
         more = len(missing_nodeids(run)) - 200
         lost += f"<li>and {more} more (the JSON report lists them all)</li>" if more > 0 else ""
-        sections.insert(0, f'<div class="card bad" id="incomplete"><b>{_e(incomplete)}</b><ul>{lost}</ul></div>')
+        yield f'<div class="card bad" id="incomplete"><b>{_e(incomplete)}</b><ul>{lost}</ul></div>'
+    yield _failures(seen, s)
+    yield f'<div class="cards" id="summary">{"".join(cards)}</div>'
     checked = ", ".join(s.get("checked") or [])
     bars = "".join(_bars(f"accuracy per {k[3:]} (answer items; checked: {checked})", s.get(k) or {}) for k in ("by_tag", "by_difficulty", "by_role", "by_datasource", "by_outcome"))
     bars += "".join(_bars(f"routing per {g}", s.get(f"routing_by_{g}") or {}) for g in ("tag", "difficulty", "role", "datasource"))
     if bars:
-        sections.append(f'<h2>Breakdowns</h2><div id="breakdowns">{bars}</div>')
+        yield f'<h2>Breakdowns</h2><div id="breakdowns">{bars}</div>'
     conf = s.get("confusion") or {}
     if conf.get("all"):
         body = _matrix("all roles", conf["all"]) + "".join(_matrix(f"role {r}", m) for r, m in (conf.get("by_role") or {}).items())
-        sections.append(f'<h2>Outcomes</h2><div id="confusion">{body}</div>')
-    sections.append(models.html_section(s, _e) + answerability.html_section(s, _e) + answer_figures.html_section(s, _e, _card) + steps.html_section(s, _e))
+        yield f'<h2>Outcomes</h2><div id="confusion">{body}</div>'
+    yield models.html_section(s, _e) + answerability.html_section(s, _e) + answer_figures.html_section(s, _e, _card) + steps.html_section(s, _e)
     tax = s.get("taxonomy") or {}
     if tax.get("misses"):
         rows = "".join(f'<tr><td>{_e(k)}</td><td class="n">{n}</td></tr>' for k, n in (tax.get("kinds") or {}).items())
-        sections.append(
+        yield (
             f'<h2>result_match misses</h2><table id="taxonomy"><tr><th>kind</th><th>items</th></tr>{rows}</table>'
             f"<p>BIRD's set rule would pass {tax['bird_set_would_pass']} of {tax['misses']}, Spider's rule {tax['spider_would_pass']}.</p>"
         )
-    sections.append(_gold_findings(items))
-    verdicts = sorted({str(r.get("verdict")) for r in items if r.get("verdict")})
-    roles = sorted({str(r.get("role")) for r in items if r.get("role")})
-    tags = sorted({str(t) for r in items for t in r.get("tags") or []})
+    yield _gold_findings(seen.gold_findings)
     head = "".join(f"<th>{h}</th>" for h in ("item", "verdict", "role", "expected", "got", "tags", "baseline", "flaky", "cost $", "latency s", "failure"))
-    table = (
-        '<div class="filters">'
+    yield (
+        '<h2>Items</h2><div class="filters">'
         '<label>search <input id="filter-text" type="search" placeholder="node id, question, scorer"></label>'
-        f'<label>verdict <select id="filter-verdict">{_options(verdicts)}</select></label>'
-        f'<label>role <select id="filter-role">{_options(roles)}</select></label>'
-        f'<label>tag <select id="filter-tag">{_options(tags)}</select></label>'
-        f'<span><span id="shown-count">{len(items)}</span> of {len(items)} items shown</span></div>'
-        f'<table id="items"><thead><tr>{head}</tr></thead><tbody>{"".join(_item_row(r, i) for i, r in enumerate(items))}</tbody></table>'
+        f'<label>verdict <select id="filter-verdict">{_options(sorted(seen.verdicts))}</select></label>'
+        f'<label>role <select id="filter-role">{_options(sorted(seen.roles))}</select></label>'
+        f'<label>tag <select id="filter-tag">{_options(sorted(seen.tags))}</select></label>'
+        f'<span><span id="shown-count">{seen.count}</span> of {seen.count} items shown</span></div>'
+        f'<table id="items"><thead><tr>{head}</tr></thead><tbody>'
     )
-    sections.append(f"<h2>Items</h2>{table}")
-    sections.append(provenance.html_section(run, _e))
+    for i, r in enumerate(items):  # the second read: one row at a time
+        yield _item_row(r, i)
+    yield "</tbody></table>"
+    yield provenance.html_section(run, _e)
+    yield f"<script>{_JS}</script></body></html>\n"
+
+
+def _meta(run: Mapping[str, Any], s: Mapping[str, Any]) -> str:
     meta = (
         f"{s.get('items', 0)} items: {s.get('passed', 0)} passed, {s.get('failed', 0)} failed, "
         f"{s.get('xfailed', 0)} known failures (baseline), {s.get('skipped', 0)} skipped; "
@@ -413,16 +422,48 @@ def render_html(report: Mapping[str, Any]) -> str:
     fixed = run.get("fixed") or []
     if fixed:
         meta += f"; fixed known failures: {', '.join(fixed)}"
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f'<h1>{_e(title)}</h1><p class="meta">{_e(meta)}</p>{"".join(sections)}'
-        f"<script>{_JS}</script></body></html>\n"
-    )
+    return meta
+
+
+class _Seen:
+    """What the page shows before its table, from one read of the items: the count, the
+    failures (the first ``_LINKS`` linked), the gold findings, the filters' choices."""
+
+    def __init__(self) -> None:
+        self.count = self.failed = self.errors = 0
+        self.failing: list[tuple[int, Any, Any]] = []  # (index, node id, why) of the first _LINKS failures
+        self.gold_findings: list[tuple[int, Mapping[str, Any], Mapping[str, Any]]] = []
+        self.verdicts: set[str] = set()
+        self.roles: set[str] = set()
+        self.tags: set[str] = set()
+
+    @classmethod
+    def of(cls, items: Iterable[Mapping[str, Any]]) -> _Seen:
+        seen = cls()
+        for i, r in enumerate(items):
+            seen.count += 1
+            if r.get("verdict") == "failed":
+                seen.failed += 1
+                if len(seen.failing) < _LINKS:
+                    seen.failing.append((i, r.get("nodeid"), ", ".join(r.get("failed_scores") or []) or r.get("status") or "failed"))
+            elif r.get("verdict") == "error":
+                seen.errors += 1
+            g = (r.get("test_suite") or {}).get("gold_finding")
+            if isinstance(g, Mapping):
+                seen.gold_findings.append((i, {"nodeid": r.get("nodeid")}, g))
+            if r.get("verdict"):
+                seen.verdicts.add(str(r.get("verdict")))
+            if r.get("role"):
+                seen.roles.add(str(r.get("role")))
+            seen.tags.update(str(t) for t in r.get("tags") or [])
+        return seen
 
 
 def write_html(path: Path, report: Mapping[str, Any]) -> None:
+    """Write the page for ``report`` to ``path`` (replaced whole), piece by piece: the page is
+    never one string, and a lazy report's items are never all in memory (``html_pieces``)."""
+    from pytest_nl2sql.suitefile.lock import write_atomic_with
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, render_html(report))
+    write_atomic_with(path, lambda fh: fh.writelines(html_pieces(report)))
