@@ -173,9 +173,10 @@ def billed_after_stop(ledger: Any, summary: dict[str, Any], records: Any) -> dic
     return {"cost_usd": round(billed / MICRO, 6), "after_stop": {"calls": max(0, settled - asked), "cost_usd": extra}}
 
 
-def register_full_run(config: pytest.Config, run: Any) -> None:
+def register_full_run(config: pytest.Config, run: Any, records: Any = dict) -> None:
     """Register the controller's plugin objects of mode full at scale: the progress line,
-    ``--nl2sql-estimate`` and ``--nl2sql-save-predictions`` (workers need none of them)."""
+    ``--nl2sql-estimate`` and ``--nl2sql-save-predictions`` (workers need none of them);
+    ``records`` returns the run's records so far (the session's spool)."""
     if hasattr(config, "workerinput"):
         return
     settings = run.settings
@@ -189,4 +190,4 @@ def register_full_run(config: pytest.Config, run: Any) -> None:
     if settings.save_predictions is not None:
         from pytest_nl2sql.reporting.predictions_out import PredictionsOut
 
-        config.pluginmanager.register(PredictionsOut(settings.save_predictions), "nl2sql_save_predictions")
+        config.pluginmanager.register(PredictionsOut(settings.save_predictions, records), "nl2sql_save_predictions")

@@ -173,7 +173,7 @@ class Nl2sqlSession:
                 run.llm_ledgers = {name: CostLedger(path, share) for name, path in paths.items()}
             else:
                 run.llm_ledgers = {name: CostLedger.create(share) for name in run.settings.llms}
-        register_full_run(config, run)  # progress line, --nl2sql-estimate, --nl2sql-save-predictions
+        register_full_run(config, run, lambda: self.records)  # progress line, --nl2sql-estimate, --nl2sql-save-predictions
         if getattr(config.option, "testmon", False) and not _is_worker(config):
             testmon_environment(config, run, self._suite_paths)
 

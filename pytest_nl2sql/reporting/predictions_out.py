@@ -1,7 +1,8 @@
 """``--nl2sql-save-predictions FILE``: record every answer a run's engine gave, to replay it.
 
-The controller collects the records and, at the end of the run, writes a predictions file in
-the JSONL format of docs/predictions.md, atomically, sorted by case and role: one line per item
+At the end of the run the controller reads the run's records back from its spool
+(``reporting.spool``), one at a time, and writes a predictions file in the JSONL format of
+docs/predictions.md, atomically, line by line, sorted by case and role: one line per item
 that was asked (``id``, ``role``, ``sql``, ``cost_usd``, ``latency_s``, and ``datasource`` when
 the answer used another one than the case's first). An answer without SQL -- not answerable,
 clarify, a refusal that names none, an engine error -- is written with ``"sql": null`` and its
@@ -14,12 +15,13 @@ reply (nested again if it asked again). With ``--nl2sql-repeat``, the first atte
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["PredictionsOut", "prediction_lines"]
+__all__ = ["PredictionsOut", "predictions"]
 
 
 def _first(record: dict[str, Any]) -> dict[str, Any]:
@@ -28,14 +30,16 @@ def _first(record: dict[str, Any]) -> dict[str, Any]:
     return attempts[0] if attempts else record
 
 
-def prediction_lines(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """The predictions of ``records`` (see the module doc) and how many items were not saved
-    (not asked: skipped, or stopped by fail fast)."""
-    out: list[dict[str, Any]] = []
-    missing = 0
-    for record in sorted(records, key=lambda r: (r.get("suite", ""), r["case_id"], r["role"])):
+def _order(record: Mapping[str, Any]) -> tuple[str, str, str]:
+    return record.get("suite", ""), record["case_id"], record["role"]
+
+
+def predictions(records: Iterable[dict[str, Any]], missing: list[int]) -> Iterator[dict[str, Any]]:
+    """The prediction of each record, in the order given; ``missing[0]`` counts the items not
+    asked (skipped, or stopped by fail fast), which have none."""
+    for record in records:
         if record.get("verdict") == "skipped" or record.get("status") is None:
-            missing += 1
+            missing[0] += 1
             continue
         first = _first(record)
         line: dict[str, Any] = {
@@ -55,8 +59,7 @@ def prediction_lines(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]
         used, named = record.get("answer_datasources") or [], record.get("datasources") or []
         if used and (not named or used[0] != named[0]):
             line["datasource"] = used[0]
-        out.append(line)
-    return out, missing
+        yield line
 
 
 def follow_up_of(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -78,28 +81,37 @@ def follow_up_of(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 class PredictionsOut:
-    """The plugin object of ``--nl2sql-save-predictions`` (registered on the controller)."""
+    """The plugin object of ``--nl2sql-save-predictions`` (registered on the controller).
 
-    def __init__(self, path: Path) -> None:
+    ``spool`` returns the run's records (a ``RecordSpool``, or a mapping of node id to record):
+    nothing is kept here while the run goes; at the end each record is read back once, in
+    the file's order (case and role, from the slim views), and its line written."""
+
+    def __init__(self, path: Path, spool: Callable[[], Any]) -> None:
         self.path = path
-        self.records: dict[str, dict[str, Any]] = {}
+        self.spool = spool
         self.written: tuple[int, int] | None = None
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = getattr(report, "nl2sql", None)
-        if record is not None:
-            self.records[record["nodeid"]] = record
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.records:
+        spool = self.spool()
+        if not spool:
             return
-        from pytest_nl2sql.suitefile.lock import write_atomic
+        from pytest_nl2sql.suitefile.lock import write_atomic_with
 
-        lines, missing = prediction_lines(list(self.records.values()))
+        views = spool.views() if hasattr(spool, "views") else list(spool.values())
+        order = [v["nodeid"] for v in sorted(views, key=_order)]
+        read = spool.get
+        missing, count = [0], [0]
+
+        def fill(fh: Any) -> None:
+            for line in predictions((read(nodeid) for nodeid in order), missing):
+                fh.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
+                count[0] += 1
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.path, "".join(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n" for line in lines))
-        self.written = (len(lines), missing)
+        write_atomic_with(self.path, fill)
+        self.written = (count[0], missing[0])
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.written is not None:
