@@ -1,4 +1,5 @@
-"""What the controller keeps of each item's test reports once every plugin has read them.
+"""What the controller (and each xdist worker) keeps of each item's test reports once every
+plugin has read them.
 
 pytest's terminal reporter keeps every ``TestReport`` to the end of the run (its ``stats``:
 setup, call and teardown of every item), and under xdist each report arrives as fresh
@@ -7,8 +8,9 @@ strings decoded by execnet: the node id three times, the location, and the item'
 items that is most of what the controller holds.
 
 After ``pytest_runtest_logreport`` has run for every plugin (junitxml, the ``--lf`` cache,
-pytest-html, the -v line and this plugin's record have read the whole report), the report of
-an nl2sql item is replaced in the terminal reporter's ``stats`` by what the summary reads:
+pytest-html, the -v line and this plugin's record have read the whole report; on a worker,
+xdist has sent it), the report of an nl2sql item drops its record (``report.nl2sql``) and is
+replaced in the terminal reporter's ``stats`` by what the summary reads:
 
 * a passed report becomes a :class:`SlimReport`: node id, location, outcome, when, duration,
   and -- only when it has them -- longrepr, captured sections (``-rP``), user properties and
@@ -62,7 +64,8 @@ class SlimReport(TestReport):
 
 
 class ReportKeeper:
-    """Controller only: slims each nl2sql item's reports after all plugins read them."""
+    """Slims each nl2sql item's reports after all plugins read them: on the controller, and on
+    each xdist worker (whose terminal reporter keeps its reports too, after sending them)."""
 
     def __init__(self, config: pytest.Config, is_ours: Any) -> None:
         self.config = config
@@ -76,8 +79,9 @@ class ReportKeeper:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Any:
-        result = yield  # every plugin has read the whole report
+        result = yield  # every plugin has read the whole report (on a worker: xdist has sent it)
         if type(report) is TestReport and "[" in report.nodeid and self.is_ours(report.nodeid):
+            vars(report).pop("nl2sql", None)  # the item's record: in the spool (controller) or sent (worker)
             self._slim(report)
         return result
 

@@ -82,10 +82,9 @@ def start(config: pytest.Config) -> None:
     config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
     session = Nl2sqlSession(config, run)
     config.pluginmanager.register(session, "nl2sql_session")
-    if not _is_worker(config):
-        from pytest_nl2sql.plugin.kept import ReportKeeper
+    from pytest_nl2sql.plugin.kept import ReportKeeper
 
-        config.pluginmanager.register(ReportKeeper(config, session._is_ours), "nl2sql_kept")  # what pytest keeps of our reports
+    config.pluginmanager.register(ReportKeeper(config, session._is_ours), "nl2sql_kept")  # what pytest keeps of our reports
     if config.pluginmanager.hasplugin("xdist"):
         from pytest_nl2sql.plugin.xdist_scope import XdistScope
 
@@ -370,6 +369,7 @@ class Nl2sqlSession:
         report = yield
         if isinstance(item, CaseItem) and (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             self._verdict(item, report)
+            item.record = None  # the report carries it now (and a worker sends it): the item keeps nothing
             exc = call.excinfo.value if call.excinfo is not None else None
             record = report.nl2sql  # type: ignore[attr-defined]
             if exc is not None and report.failed and not isinstance(exc, (CaseFailure, CaseSuiteError)):

@@ -21,15 +21,25 @@ def pytest_runtest_call(item):
         item.add_report_section("call", "stdout", "hello from mini_001")
     return (yield)
 
-@pytest.hookimpl(trylast=True)
-def pytest_terminal_summary(terminalreporter, config):
-    if hasattr(config, "workerinput"):
-        return
+def _kept(terminalreporter):
     ours = [r for reports in terminalreporter.stats.values() for r in reports if isinstance(r, pytest.TestReport) and "mini.yaml::" in r.nodeid]
     slim = sum(type(r).__name__ == "SlimReport" for r in ours)
     passed = sum(r.passed for r in ours)
     keywords = sum(bool(r.keywords) for r in ours if not r.skipped)
-    terminalreporter.write_line(f"KEPT reports={len(ours)} passed={passed} slim={slim} with-keywords={keywords}")
+    records = sum(hasattr(r, "nl2sql") for r in ours)
+    return f"reports={len(ours)} passed={passed} slim={slim} with-keywords={keywords} records={records}"
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter, config):
+    if not hasattr(config, "workerinput"):
+        terminalreporter.write_line(f"KEPT {_kept(terminalreporter)}")
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workerinput"):  # what a worker keeps once it has sent its reports
+        items = [i for i in session.items if "mini.yaml::" in i.nodeid]
+        run = "kept" if session.config.pluginmanager.has_plugin("nl2sql_kept") else "whole"
+        with open(f"{run}-{session.config.workerinput['workerid']}.txt", "w") as fh:
+            fh.write(f"{_kept(session.config.pluginmanager.get_plugin('terminalreporter'))} items-with-records={sum(i.record is not None for i in items)}")
 """
 
 TIMES = re.compile(r"\d+\.\d+s|\(\d+:\d+:\d+\)|\[gw\d\]|\[\s*\d+%\]")
@@ -61,8 +71,15 @@ def test_the_terminal_summary_reads_the_same_with_slim_reports(pytester: pytest.
     whole = pytester.runpytest_subprocess(*args, "--junitxml=whole.xml", "-p", "no:nl2sql_kept")
     assert kept.ret == whole.ret == 1, kept.stdout.str()
     counts = next(ln for ln in kept.stdout.lines if ln.startswith("KEPT "))
-    assert counts == "KEPT reports=21 passed=19 slim=19 with-keywords=0", counts  # 7 items x setup, call, teardown
-    assert next(ln for ln in whole.stdout.lines if ln.startswith("KEPT ")) == "KEPT reports=21 passed=19 slim=0 with-keywords=21"
+    assert counts == "KEPT reports=21 passed=19 slim=19 with-keywords=0 records=0", counts  # 7 items x setup, call, teardown
+    assert next(ln for ln in whole.stdout.lines if ln.startswith("KEPT ")) == "KEPT reports=21 passed=19 slim=0 with-keywords=21 records=0"
+    if workers != "0":  # each worker slims the reports it sent, and its items keep no record
+        kept_by_worker = [p.read_text() for p in sorted(pytester.path.glob("kept-gw*.txt"))]
+        assert len(kept_by_worker) == 2 and all(
+            re.fullmatch(r"reports=(\d+) passed=\d+ slim=\d+ with-keywords=0 records=0 items-with-records=0", k) for k in kept_by_worker
+        ), kept_by_worker
+        whole_by_worker = "".join(p.read_text() for p in pytester.path.glob("whole-gw*.txt"))
+        assert "records=0 " not in whole_by_worker  # without plugin.kept, a worker kept every record it sent
     ours, theirs = _summary(kept.stdout.str()), _summary(whole.stdout.str())
     if workers != "0":  # the order items finish in differs between two runs on two workers
         ours, theirs = sorted(ours), sorted(theirs)
