@@ -36,6 +36,10 @@ from _pytest.reports import TestReport
 __all__ = ["ReportKeeper", "SlimReport"]
 
 _NO_KEYWORDS: Any = MappingProxyType({})
+try:  # pytest >= 9: a count of failed subtests per node id, an entry for every call report
+    from _pytest.subtests import failed_subtests_key as _SUBTESTS
+except ImportError:  # pragma: no cover -- pytest 8
+    _SUBTESTS = None
 _NONE: Any = ()
 
 
@@ -51,9 +55,9 @@ class SlimReport(TestReport):
             self.nodeid = ident
         self.location = location
         self.keywords = _NO_KEYWORDS
-        self.outcome = report.outcome
+        self.outcome = sys.intern(report.outcome)
         self.longrepr = report.longrepr
-        self.when = report.when
+        self.when = sys.intern(str(report.when))
         self.user_properties = report.user_properties or _NONE
         self.sections = report.sections or _NONE
         self.duration = report.duration
@@ -99,6 +103,10 @@ class ReportKeeper:
         if report.when == "teardown":
             self._ids.pop(nodeid, None)
         ident, location = shared
+        if structured and _SUBTESTS is not None and report.when == "call":
+            counts = self.config.stash.get(_SUBTESTS, None)
+            if counts is not None and counts.get(report._id, 1) == 0:
+                del counts[report._id]  # no failed subtest (an nl2sql item has none): nothing to remember
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if structured and terminal is not None:
             seen = getattr(terminal, "_progress_nodeids_reported", None)

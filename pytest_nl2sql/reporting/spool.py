@@ -45,7 +45,25 @@ def slim(record: Mapping[str, Any]) -> dict[str, Any]:
         out["scores"] = {
             name: {k: v for k, v in s.items() if k != "detail"} if isinstance(s, Mapping) else s for name, s in scores.items()
         }
-    return out
+    return _shared(out)
+
+
+def _shared(value: Any) -> Any:
+    """``value`` with its strings interned and its 0.0 and 1.0 shared: a record that crossed
+    from an xdist worker is made of fresh objects, its keys and its role, tags, verdict and
+    status spelled anew in every record; interned, each is held once for the whole run."""
+    if isinstance(value, str):
+        return sys.intern(value)
+    if isinstance(value, float):
+        return _FLOATS.get(value, value)
+    if isinstance(value, dict):
+        return {sys.intern(k) if isinstance(k, str) else k: _shared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shared(v) for v in value]
+    return value
+
+
+_FLOATS = {0.0: 0.0, 1.0: 1.0}
 
 
 class LazyRecords:
