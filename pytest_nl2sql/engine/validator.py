@@ -466,6 +466,132 @@ def _field_selections(scopes: list[Scope], known: _Schema) -> str | None:
     return None
 
 
+#: The only clauses a SELECT may have for :func:`_resolve_simple` to resolve it (anything else:
+#: sqlglot's ``qualify`` decides), and the only parts of a join and of a table it may use.
+_SIMPLE_SELECT_ARGS = frozenset({"expressions", "distinct", "from_", "joins", "where", "group", "having",
+                                 "order", "limit", "offset", "with_"})
+_SIMPLE_SETOP_ARGS = frozenset({"this", "expression", "distinct", "with_", "limit", "offset"})
+_SIMPLE_JOIN_ARGS = frozenset({"this", "on", "side", "kind"})
+_SIMPLE_JOIN_KINDS = frozenset({"", "INNER", "OUTER", "CROSS"})
+_SIMPLE_TABLE_ARGS = frozenset({"this", "alias"})
+#: Nodes that only qualify resolves (whole-row values, field access, table functions, pivots).
+_NOT_SIMPLE = (exp.TableColumn, exp.Dot, exp.UDTF, exp.Pivot, exp.Lateral)
+
+
+def _only(node: exp.Expression, allowed: frozenset[str]) -> bool:
+    return all(k in allowed for k, v in node.args.items() if v is not None and v != [] and v is not False)
+
+
+def _resolve_simple(
+    scopes: list[Scope], known: _Schema, dialect: str | None
+) -> tuple[set[str], set[tuple[str, str]]] | None:
+    """What a plain query reads, resolved without sqlglot's ``qualify`` (about 2/3 of the
+    validator's time), or None when the query is not plain enough to be sure.
+
+    Allow-list: every scope is a SELECT with ordinary clauses (or a set operation of them);
+    every source is a base table by name (optionally aliased) or a subquery/CTE whose output
+    names are known; joins are ON/CROSS joins (no USING, no NATURAL); every column is either
+    qualified by a source that has it, or unqualified and owned by exactly one source of its
+    own scope while naming no select alias and no source. Anything else - correlated
+    unqualified names, ambiguity, a missing name, alias references, ``USING`` - returns None
+    and ``qualify`` decides, so the verdicts are the same either way.
+    """
+    if dialect not in _OWN_SCHEMAS:
+        return None
+    tables: set[str] = set()
+    columns: set[tuple[str, str]] = set()
+    for scope in scopes:
+        expr = scope.expression
+        if isinstance(expr, exp.SetOperation):
+            if not _only(expr, _SIMPLE_SETOP_ARGS):
+                return None
+            with_ = expr.args.get("with_")
+            if with_ is not None and with_.args.get("recursive"):
+                return None
+            continue
+        if not isinstance(expr, exp.Select) or not _only(expr, _SIMPLE_SELECT_ARGS):
+            return None
+        if not (scope.is_root or scope.is_subquery or scope.is_derived_table or scope.is_cte):
+            return None
+        with_ = expr.args.get("with_")
+        if with_ is not None and with_.args.get("recursive"):
+            return None
+        for join in expr.args.get("joins") or ():
+            if not _only(join, _SIMPLE_JOIN_ARGS) or (join.kind or "").upper() not in _SIMPLE_JOIN_KINDS:
+                return None
+        owned: list[tuple[exp.Table | None, frozenset[str] | dict[str, str]]] = []
+        for _, source in scope.selected_sources.values():
+            if isinstance(source, exp.Table):
+                if not isinstance(source.this, exp.Identifier) or not _only(source, _SIMPLE_TABLE_ARGS):
+                    return None
+                alias = source.args.get("alias")
+                if alias is not None and alias.columns:
+                    return None
+                cols = known.columns.get(source.name)
+                if not cols:
+                    return None
+                tables.add(source.name)
+                owned.append((source, cols))
+            elif isinstance(source, Scope):
+                alias = source.expression.parent.args.get("alias") if source.expression.parent else None
+                if isinstance(alias, exp.TableAlias) and alias.columns:
+                    return None
+                outputs = _derived_outputs(source)
+                if outputs is None or "*" in outputs:
+                    return None
+                owned.append((None, frozenset(outputs)))
+            else:
+                return None
+        aliases = {p.alias for p in expr.expressions if isinstance(p, exp.Alias)}
+        names: set[str] = set()
+        s: Scope | None = scope
+        while s is not None:
+            names.update(s.sources)
+            s = s.parent
+        for node in scope.walk():
+            if isinstance(node, _NOT_SIMPLE):
+                return None
+            if isinstance(node, exp.Star):
+                if node.args.get("except_") or node.args.get("replace") or node.args.get("rename"):
+                    return None
+                if _is_projection(node):  # SELECT *: every column of every base table here
+                    for table, cols in owned:
+                        if table is not None:
+                            columns.update((table.name, c) for c in cols)
+                continue
+            if not isinstance(node, exp.Column):
+                continue
+            if isinstance(node.this, exp.Star):
+                if not _is_projection(node):
+                    return None
+                src = scope.sources.get(node.table)
+                if isinstance(src, exp.Table):
+                    columns.update((src.name, c) for c in known.columns[src.name])
+                elif not isinstance(src, Scope):
+                    return None
+                continue
+            if not isinstance(node.this, exp.Identifier) or node.args.get("db") or node.args.get("catalog"):
+                return None
+            name = node.name
+            if node.table:
+                src = _find_source(scope, node.table)
+                if isinstance(src, exp.Table):
+                    if name not in known.columns.get(src.name, {}):
+                        return None
+                    columns.add((src.name, name))
+                elif not isinstance(src, Scope) or name not in (_derived_outputs(src) or ()):
+                    return None
+                continue
+            if name in aliases or name in names:
+                return None
+            owners = [table for table, cols in owned if name in cols]
+            if len(owners) != 1:
+                return None
+            if owners[0] is not None:
+                columns.add((owners[0].name, name))
+    return tables, columns
+
+
 def validate_sql(
     sql: str,
     *,
@@ -607,6 +733,10 @@ def _validate(
     if missing:
         return miss(missing)
 
+    simple = _resolve_simple(scopes, known, d)
+    if simple is not None:
+        return _decide(simple[0] | whole, simple[1] | {(t, c) for t in whole for c in known.columns[t]},
+                       known, policy, datasource)
     try:
         mapping = SQLGLOT_SCHEMAS.get((d, _schema_key(schema)), lambda: MappingSchema(known.for_sqlglot(), dialect=d))
         tree = qualify(
@@ -668,7 +798,13 @@ def _validate(
                 missing.append(f"{spelled.get(col.table, col.table)}.{spelled.get(name, name)}")
     if missing:
         return miss(missing)
+    return _decide(read_tables, read_columns, known, policy, datasource)
 
+
+def _decide(
+    read_tables: set[str], read_columns: set[tuple[str, str]], known: _Schema, policy: AccessPolicy, datasource: str
+) -> Validation:
+    """The verdict on what a query reads (schema keys): refused if the policy denies any of it."""
     for table in sorted(read_tables):
         if not policy.allows_table(datasource, known.tables[table]):
             return _refused()
