@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError, TokenError
 
 from pytest_nl2sql.datasources.functions import allowed_functions, table_functions
-from pytest_nl2sql.datasources.memo import Memo, text_key
+from pytest_nl2sql.datasources.memo import STORE, Memo, text_key
 from pytest_nl2sql.datasources.syntax import (
     cast_type_refusal,
     column_refusal,
@@ -120,6 +120,9 @@ class StatementUnparseable(StatementRefused):
     """The SQL could not be parsed, so it cannot be shown to be read-only."""
 
 
+_REFUSALS: dict[str, type[StatementRefused]] = {c.__name__: c for c in (StatementRefused, StatementUnparseable)}
+
+
 def sqlglot_dialect(dialect: str) -> str | None:
     """Map an adapter dialect name ('postgresql', 'sqlite', ...) to sqlglot's name."""
     name = dialect.lower()
@@ -158,7 +161,25 @@ def check_statement(sql: str, dialect: str) -> None:
     is computed once per (dialect, SQL text) and remembered (datasources.memo).
     """
     check_size(sql)  # before the memo: no key is ever a text over the limit
-    VERDICTS.get((dialect.lower(), text_key(sql)), lambda: _check_statement(sql, dialect))
+    VERDICTS.get((dialect.lower(), text_key(sql)), lambda: _remembered(sql, dialect))
+
+
+def _remembered(sql: str, dialect: str) -> None:
+    """:func:`_check_statement`, or its verdict from an earlier run (datasources.memo.STORE)."""
+    key = STORE.key("guard", dialect.lower(), sql)
+    found = STORE.lookup(key)
+    if found is None:
+        return
+    if type(found) is list and len(found) == 2 and found[0] in _REFUSALS and type(found[1]) is str:
+        raise _REFUSALS[found[0]](found[1])
+    try:
+        _check_statement(sql, dialect)
+    except StatementRefused as refusal:
+        kind = type(refusal).__name__
+        if _REFUSALS.get(kind) is type(refusal):
+            STORE.record(key, [kind, refusal.reason])
+        raise
+    STORE.record(key, None)
 
 
 def _check_statement(sql: str, dialect: str) -> None:

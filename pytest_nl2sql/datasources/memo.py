@@ -16,16 +16,21 @@ trees are shared, so a user that edits a tree edits a ``copy()`` of it.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Memo", "text_key"]
+__all__ = ["MISSING", "STORE", "Memo", "VerdictStore", "canonical", "text_key"]
 
 T = TypeVar("T")
 
 _MISSING = object()
+#: What :meth:`VerdictStore.lookup` returns for a key it does not hold.
+MISSING = _MISSING
 
 
 class _Raised:
@@ -88,3 +93,165 @@ class Memo(Generic[T]):
         with self._lock:
             self._data.clear()
             self.hits = self.misses = 0
+
+
+# -- verdicts remembered across runs ---------------------------------------------------------
+
+#: The modules whose code decides a guard or validator verdict: their bytes are part of every
+#: key, so a changed allow-list or resolver never reads a verdict an older one gave.
+_VERDICT_MODULES = (
+    "pytest_nl2sql.datasources.guard", "pytest_nl2sql.datasources.functions",
+    "pytest_nl2sql.datasources.syntax", "pytest_nl2sql.datasources.memo",
+    "pytest_nl2sql.engine.validator", "pytest_nl2sql.engine.tablefunctions",
+    "pytest_nl2sql.engine.compiler", "pytest_nl2sql.engine.refusals", "pytest_nl2sql.config.policy",
+)  # fmt: skip
+_STORE_FORMAT = 1
+_STORE_HEADER = b"pytest-nl2sql verdict cache sha256="
+#: A store file larger than this is not read; a store holding this many entries takes no more.
+MAX_STORE_BYTES = 64 * 1024 * 1024
+MAX_STORE_ENTRIES = 200_000
+
+
+def canonical(value: Any) -> Any:
+    """``value`` as plain JSON data that is the same in every process (sets sorted, attrs
+    classes as their name and fields); raises ``TypeError`` for anything else."""
+    if value is None or type(value) in (str, int, bool, float):
+        return value
+    if type(value) in (tuple, list):
+        return [canonical(v) for v in value]
+    if type(value) in (set, frozenset):
+        items = [canonical(v) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    if type(value) is dict:
+        return sorted(([canonical(k), canonical(v)] for k, v in value.items()), key=lambda kv: json.dumps(kv))
+    fields = getattr(type(value), "__attrs_attrs__", None)
+    if fields is not None:
+        return [type(value).__qualname__, [[f.name, canonical(getattr(value, f.name))] for f in fields]]
+    raise TypeError(f"no canonical form for {type(value).__name__}")
+
+
+class VerdictStore:
+    """Guard and validator verdicts remembered across runs, in one file of the suite cache's
+    folder (``verdicts-<code>.json``, ``<code>`` a digest of the package version, sqlglot's
+    version and the bytes of the modules that decide a verdict).
+
+    Off until :meth:`enable` names a folder (the plugin does, in a run that uses it). The file
+    is read once, on the first look-up; the verdicts computed in this process are added to it
+    by :meth:`flush` (the file read again and merged, then replaced atomically). The file is a
+    header line holding the sha256 of the JSON after it, then the JSON: a file whose sum does
+    not match (edited in place, cut short, corrupted) or that holds anything unexpected is
+    only a miss for every key. The sum is not a signature - whoever can write the folder can
+    write a matching one - and the database's own enforcement (SQLite's authorizer and
+    read-only connection, PostgreSQL's read-only transaction and GRANTs) applies to every
+    query whatever a remembered verdict says.
+    """
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+        self._entries: dict[str, Any] | None = None
+        self._new: dict[str, Any] = {}
+        self._code = ""
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def enable(self, folder: Path | None) -> None:
+        with self._lock:
+            self.folder = folder
+            self._entries = None
+            self._new = {}
+            self._code = ""  # computed on first use: a process that judges nothing imports no sqlglot
+
+    @property
+    def path(self) -> Path | None:
+        return None if self.folder is None else self.folder / f"verdicts-{self._code[:24]}.json"
+
+    def key(self, *parts: Any) -> str | None:
+        """The store's key of a verdict, or None when a part has no canonical form."""
+        if self.folder is None:
+            return None
+        if not self._code:
+            self._code = _code_digest()
+        try:
+            raw = json.dumps([self._code, *(canonical(p) for p in parts)], ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):
+            return None
+        return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def lookup(self, key: str | None) -> Any:
+        if key is None:
+            return _MISSING
+        with self._lock:
+            if self._entries is None:
+                self._entries = self._read()
+            found = self._entries.get(key, _MISSING)
+        if found is not _MISSING:
+            self.hits += 1
+        return found
+
+    def record(self, key: str | None, value: Any) -> None:
+        if key is None:
+            return
+        with self._lock:
+            if self._entries is not None and len(self._entries) + len(self._new) < MAX_STORE_ENTRIES:
+                self._new[key] = value
+                self._entries[key] = value
+
+    def flush(self) -> None:
+        """Add this process's new verdicts to the file (a cache: any error only loses them)."""
+        with self._lock:
+            new, self._new = self._new, {}
+            path = self.path
+        if not new or path is None:
+            return
+        merged = self._read()
+        for k, v in new.items():
+            if len(merged) >= MAX_STORE_ENTRIES:
+                break
+            merged[k] = v
+        from pytest_nl2sql.suitefile.lock import replace_bytes
+
+        try:
+            body = json.dumps({"format": _STORE_FORMAT, "entries": merged}, separators=(",", ":")).encode("utf-8")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            replace_bytes(path, _STORE_HEADER + hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        except (OSError, TypeError, ValueError):
+            return
+
+    def _read(self) -> dict[str, Any]:
+        path = self.path
+        if path is None:
+            return {}
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_STORE_BYTES + 1)
+            if len(data) > MAX_STORE_BYTES:
+                return {}
+            header, _, body = data.partition(b"\n")
+            if header != _STORE_HEADER + hashlib.sha256(body).hexdigest().encode("ascii"):
+                return {}  # edited, cut short or corrupted: every key is a miss
+            doc = json.loads(body)
+            entries = doc.get("entries") if type(doc) is dict and doc.get("format") == _STORE_FORMAT else None
+            return entries if type(entries) is dict else {}
+        except Exception:  # noqa: BLE001 - a missing or unreadable store is only a miss
+            return {}
+
+
+def _code_digest() -> str:
+    import sqlglot
+
+    from pytest_nl2sql import __version__
+
+    digest = hashlib.sha256(f"{__version__}\0{sqlglot.__version__}\0".encode())
+    for name in _VERDICT_MODULES:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        try:
+            digest.update(Path(origin).read_bytes() if origin else b"?")
+        except OSError:
+            digest.update(b"?")
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+#: The one store of a process (guard and validator verdicts; see :class:`VerdictStore`).
+STORE = VerdictStore()

@@ -48,7 +48,7 @@ from sqlglot.schema import MappingSchema
 
 from pytest_nl2sql.config.policy import RolePolicy
 from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, parse_shared
-from pytest_nl2sql.datasources.memo import Memo, text_key
+from pytest_nl2sql.datasources.memo import STORE, Memo, text_key
 from pytest_nl2sql.datasources.syntax import unwrap_paren
 from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
 from pytest_nl2sql.engine.refusals import access_denied, without_suggestions
@@ -533,7 +533,10 @@ def _resolve_simple(
                 tables.add(source.name)
                 owned.append((source, cols))
             elif isinstance(source, Scope):
-                alias = source.expression.parent.args.get("alias") if source.expression.parent else None
+                wrapper = source.expression.parent
+                if isinstance(wrapper, exp.Subquery) and not _only(wrapper, _SIMPLE_TABLE_ARGS):
+                    return None
+                alias = wrapper.args.get("alias") if wrapper is not None else None
                 if isinstance(alias, exp.TableAlias) and alias.columns:
                     return None
                 outputs = _derived_outputs(source)
@@ -617,7 +620,37 @@ def validate_sql(
     key = _verdict_key(sql, dialect.lower(), datasource, schema, policy)
     if key is None:
         return _validate_sql(sql, d, dialect, datasource, schema, policy)
-    return VERDICTS.get(key, lambda: _validate_sql(sql, d, dialect, datasource, schema, policy))
+    return VERDICTS.get(key, lambda: _remembered(key, lambda: _validate_sql(sql, d, dialect, datasource, schema, policy)))
+
+
+def _remembered(key: Any, compute: Any) -> Validation:
+    """``compute()``, or the verdict an earlier run gave under the same key (datasources.memo.STORE:
+    the key holds the code, sqlglot's version, the dialect, the SQL, the datasource, the schema
+    and the policy)."""
+    stored = STORE.key("validator", *key[:1], key[1].hex(), *key[2:])
+    found = _decode(STORE.lookup(stored))
+    if found is not None:
+        return found
+    verdict: Validation = compute()
+    STORE.record(stored, [verdict.ok, verdict.status, verdict.message, sorted(verdict.tables),
+                          sorted(verdict.columns), list(verdict.unknown)])
+    return verdict
+
+
+_STATUSES = frozenset({"ok", "refused", "unknown_reference", "invalid"})
+
+
+def _decode(found: Any) -> Validation | None:
+    """A stored verdict, or None for a miss or anything that is not one."""
+    if type(found) is not list or len(found) != 6:
+        return None
+    ok, status, message, tables, columns, unknown = found
+    texts = (tables, columns, unknown)
+    if type(ok) is not bool or status not in _STATUSES or ok != (status == "ok") or type(message) is not str:
+        return None
+    if any(type(v) is not list or any(type(x) is not str for x in v) for v in texts):
+        return None
+    return Validation(ok, status, message, frozenset(tables), frozenset(columns), tuple(unknown))
 
 
 #: The validator's verdict per (dialect, SQL text, datasource, schema, role policy): the same

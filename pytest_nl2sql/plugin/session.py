@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_nl2sql.datasources.memo import STORE
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import billed_after_stop, register_full_run
 from pytest_nl2sql.plugin.collect import (
@@ -65,6 +66,7 @@ from pytest_nl2sql.reporting.spool import RecordSpool, make_run_folder
 from pytest_nl2sql.scoring.clarification import ClarificationScorer
 from pytest_nl2sql.scoring.faithfulness import FaithfulnessScorer
 from pytest_nl2sql.scoring.scorers import BuiltinScorers
+from pytest_nl2sql.suitefile.cache import cache_dir
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
@@ -75,6 +77,7 @@ def start(config: pytest.Config) -> None:
     """Register the plugin objects of a run that uses the plugin (from ``pytest_configure``)."""
     run = Nl2sqlRun(config, read_settings(config))
     config.stash[RUN_KEY] = run
+    STORE.enable(cache_dir())  # verdicts remembered across runs, beside the suite cache
     config.pluginmanager.register(BuiltinScorers(), "nl2sql_scorers")
     config.pluginmanager.register(ClarificationScorer(), "nl2sql_clarification")
     if not config.pluginmanager.is_blocked("nl2sql_scorers"):  # -p no:nl2sql_scorers: every built-in scorer goes
@@ -538,6 +541,8 @@ class Nl2sqlSession:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.sigterm.uninstall()
+        STORE.flush()
+        STORE.enable(None)
         if self._owns_ledger and self.run.ledger is not None:
             self.run.ledger.remove()
         if not _is_worker(config):
