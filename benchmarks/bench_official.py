@@ -14,12 +14,16 @@ times (the median is kept):
 * ``pytest floor``: pytest with 972 trivial parametrized tests, ``-p no:nl2sql``, serial and
   ``-n 2``;
 * ``plugin``: ``pytest --nl2sql-suite spider_dev.yaml --nl2sql-predictions c3sql.jsonl``, serial
-  and ``-n 2`` (the suite cache warmed by a first run).
+  and ``-n 2``, each twice: **cold** (an empty cache folder, ``NL2SQL_CACHE_DIR``: the suite is
+  read from its YAML and every guard and validator verdict is computed) and **warm** (the
+  folder a previous run filled: the suite cache and the verdicts remembered across runs,
+  datasources.memo.STORE). A cold figure is never a warm one: each line says which it is.
 
 Prints each time (wall and CPU: user + system of the process and its children, which other
-processes on a loaded machine disturb far less) and the line
+processes on a loaded machine disturb far less) and, for cold and for warm runs, the line
 ``plugin/official serial X.XXx; plugin/pytest-floor serial X.XXx, -n 2 X.XXx`` (wall), then the
-same ratios on CPU time. Goals: serial <= 1.0x official, ``-n 2`` <= 1.2x the xdist floor.
+same ratios on CPU time; with the machine's load before and after, Python's, sqlglot's and the
+package's versions (and whether sqlglot is the compiled ``sqlglotc`` build). Goals: serial <= 1.0x official, ``-n 2`` <= 1.2x the xdist floor.
 Python may write bytecode in these runs (``PYTHONDONTWRITEBYTECODE`` is dropped), as on a
 developer's machine. Exits 0 with a message when the shared data or sqlparse is absent.
 """
@@ -30,6 +34,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -72,10 +77,11 @@ for db, gold, pred in pairs:
 """
 
 
-def measure(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
-    """(wall s, CPU s, stdout) of one subprocess and everything it waited for."""
+def measure(cmd: list[str], cwd: Path, cache: Path | None = None) -> tuple[float, float, str]:
+    """(wall s, CPU s, stdout) of one subprocess and everything it waited for; ``cache`` is the
+    cache folder it uses (default: the warm one, ``cwd/.nl2sql-cache``)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["NL2SQL_CACHE_DIR"] = str(cwd / ".nl2sql-cache")
+    env["NL2SQL_CACHE_DIR"] = str(cache or cwd / ".nl2sql-cache")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
@@ -123,34 +129,66 @@ def main(argv: list[str] | None = None) -> int:
             "sqlite3, each query once": [*py, "-c", RAW.format(pairs=str(out / "pairs.json"))],
             "pytest floor, serial": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "0"],
             "pytest floor, -n 2": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "2"],
-            "plugin, serial": [*plugin, "-n", "0"],
-            "plugin, -n 2": [*plugin, "-n", "2"],
+            "plugin, serial, cold": [*plugin, "-n", "0"],
+            "plugin, serial, warm": [*plugin, "-n", "0"],
+            "plugin, -n 2, cold": [*plugin, "-n", "2"],
+            "plugin, -n 2, warm": [*plugin, "-n", "2"],
         }
-        for cmd in runs.values():  # warm: bytecode, the suite cache, the disk cache
+        load_before = os.getloadavg()
+        for cmd in runs.values():  # warm: bytecode, the suite cache and the verdicts of the warm folder
             measure(cmd, out)
         walls: dict[str, list[float]] = {k: [] for k in runs}
         cpus: dict[str, list[float]] = {k: [] for k in runs}
         official_right = ""
+        plugin_lines: set[str] = set()
+        cold = out / ".nl2sql-cache-cold"
         for _ in range(args.repeat):
             for name, cmd in runs.items():
-                wall, cpu, stdout = measure(cmd, out)
+                if name.endswith("cold"):
+                    shutil.rmtree(cold, ignore_errors=True)  # an empty cache folder: nothing remembered
+                wall, cpu, stdout = measure(cmd, out, cold if name.endswith("cold") else None)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
                 if name.startswith("official"):
                     official_right = stdout.strip()
+                if name.startswith("plugin"):
+                    plugin_lines.add(_summary(stdout))
         load = os.getloadavg()
         wall = {k: statistics.median(v) for k, v in walls.items()}
         cpu = {k: statistics.median(v) for k, v in cpus.items()}
-        print(f"{n} Spider dev pairs (C3SQL); median of {args.repeat} interleaved runs; "
-              f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
-        print(f"  official: {official_right.split()[0] if official_right else '?'} of {n} pairs match")
+        print(f"{n} Spider dev pairs (C3SQL); median of {args.repeat} interleaved runs; {_versions()}")
+        print(f"load average before {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}, "
+              f"after {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
+        print(f"  official: {official_right.split()[0] if official_right else '?'} of {n} pairs match; "
+              f"plugin: {' | '.join(sorted(plugin_lines))}")
         for name in runs:
             print(f"  {name:<28} wall {wall[name]:6.2f}s   CPU {cpu[name]:6.2f}s")
-        for label, t in (("wall", wall), ("CPU", cpu)):
-            print(f"{label}: plugin/official serial {t['plugin, serial'] / t['official eval_exec_match']:.2f}x; "
-                  f"plugin/pytest-floor serial {t['plugin, serial'] / t['pytest floor, serial']:.2f}x, "
-                  f"-n 2 {t['plugin, -n 2'] / t['pytest floor, -n 2']:.2f}x  (goals: <= 1.00x official; -n 2 <= 1.20x)")
+        for temp in ("cold", "warm"):
+            for label, t in (("wall", wall), ("CPU", cpu)):
+                serial, xdist = t[f"plugin, serial, {temp}"], t[f"plugin, -n 2, {temp}"]
+                print(f"{temp} {label}: plugin/official serial {serial / t['official eval_exec_match']:.2f}x; "
+                      f"plugin/pytest-floor serial {serial / t['pytest floor, serial']:.2f}x, "
+                      f"-n 2 {xdist / t['pytest floor, -n 2']:.2f}x  (goals: <= 1.00x official; -n 2 <= 1.20x)")
     return 0
+
+
+def _summary(stdout: str) -> str:
+    """The plugin run's pytest summary line ("189 failed, 783 passed"), without its time."""
+    lines = [line for line in stdout.splitlines() if " passed" in line or " failed" in line]
+    return lines[-1].split(" in ")[0].strip("= ") if lines else "?"
+
+
+def _versions() -> str:
+    import importlib.metadata as md
+
+    def version(name: str) -> str:
+        try:
+            return md.version(name)
+        except md.PackageNotFoundError:
+            return "-"
+
+    return (f"Python {sys.version.split()[0]}, sqlglot {version('sqlglot')} (sqlglotc {version('sqlglotc')}), "
+            f"pytest-nl2sql {version('pytest-nl2sql')}, pytest-xdist {version('pytest-xdist')}")
 
 
 if __name__ == "__main__":
