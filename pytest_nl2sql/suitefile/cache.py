@@ -40,7 +40,7 @@ from pytest_nl2sql.suitefile.model import (
     Status,
 )
 
-__all__ = ["cache_dir", "decode_suite", "encode_suite", "get", "key", "put"]
+__all__ = ["cache_dir", "decode_suite", "encode_suite", "entry_stat", "get", "key", "put"]
 
 _FORMAT = 5
 _SUFFIX = ".json"
@@ -186,6 +186,18 @@ def get(name: str, path: str | None = None) -> EvalSuite | None:
         return decode_suite(body.decode("utf-8"), path)
     except Exception:  # a missing, partial, stale or tampered entry is only a miss
         return None
+
+
+def entry_stat(name: str) -> tuple[int, ...] | None:
+    """The identity of the entry ``name`` (inode, size, mtime, ctime), or None when there is none."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    try:
+        st = os.stat(folder / f"{name}{_SUFFIX}")
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def put(name: str, suite: EvalSuite) -> None:

@@ -465,13 +465,35 @@ def load_suite(
     digest = hashlib.sha256(data).hexdigest()
     key = cache.key(shown, digest, strict)
     if use_cache:
+        entry = cache.entry_stat(key)
+        loaded = _LOADED.get((key, shown))
+        if entry is not None and loaded is not None and loaded[1] == entry:
+            return loaded[0]  # read from this very cache entry before (a suite is frozen data)
         hit = cache.get(key, shown)
         if isinstance(hit, EvalSuite) and hit.sha256 == digest:
+            _remember((key, shown), hit, entry)
             return hit
     suite = parse_suite(_decode(data, shown), shown, strict=strict, sha256=digest)
     if use_cache and write_cache:
         cache.put(key, suite)
+        _remember((key, shown), suite, cache.entry_stat(key))
     return suite
+
+
+#: The suites this process read from the disk cache, by key (path, bytes, strictness) and the
+#: path's spelling (a suite's locations name the path it was loaded through), with the
+#: entry's file identity then: precheck, collection, the gate and the provenance line each load
+#: the same suite, decoded once. An entry since removed, replaced or edited is read afresh.
+_LOADED: dict[tuple[str, str], tuple[EvalSuite, tuple[int, ...]]] = {}
+_LOADED_MAX = 16
+
+
+def _remember(key: tuple[str, str], suite: EvalSuite, entry: tuple[int, ...] | None) -> None:
+    if entry is None:
+        return
+    if len(_LOADED) >= _LOADED_MAX:
+        _LOADED.pop(next(iter(_LOADED)))
+    _LOADED[key] = (suite, entry)
 
 
 def load_text(path: str | os.PathLike[str]) -> tuple[str, str]:
