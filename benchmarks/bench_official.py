@@ -14,13 +14,15 @@ times (the median is kept):
 * ``pytest floor``: pytest with 972 trivial parametrized tests, ``-p no:nl2sql``, serial and
   ``-n 2``;
 * ``plugin``: ``pytest --nl2sql-suite spider_dev.yaml --nl2sql-predictions c3sql.jsonl``, serial
-  and ``-n 2``, each twice: **cold** (an empty cache folder, ``NL2SQL_CACHE_DIR``: the suite is
-  read from its YAML and every guard and validator verdict is computed) and **warm** (the
-  folder a previous run filled: the suite cache and the verdicts remembered across runs,
-  datasources.memo.STORE). A cold figure is never a warm one: each line says which it is.
+  and ``-n 2``, each three times: **cold** (an empty cache folder, ``NL2SQL_CACHE_DIR``: the
+  suite is read from its YAML and every guard and validator verdict is computed), **suite
+  cached** (the folder holds the suite cache entry only: every verdict is computed; what this
+  script called "plugin" before verdicts were remembered across runs) and **warm** (the folder
+  a previous run filled: the suite cache and the remembered verdicts, datasources.memo.STORE).
+  A cold figure is never a warm one: each line says which it is.
 
 Prints each time (wall and CPU: user + system of the process and its children, which other
-processes on a loaded machine disturb far less) and, for cold and for warm runs, the line
+processes on a loaded machine disturb far less) and, for cold, suite-cached and warm runs, the line
 ``plugin/official serial X.XXx; plugin/pytest-floor serial X.XXx, -n 2 X.XXx`` (wall), then the
 same ratios on CPU time; with the machine's load before and after, Python's, sqlglot's and the
 package's versions (and whether sqlglot is the compiled ``sqlglotc`` build). Goals: serial <= 1.0x official, ``-n 2`` <= 1.2x the xdist floor.
@@ -130,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
             "pytest floor, serial": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "0"],
             "pytest floor, -n 2": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "2"],
             "plugin, serial, cold": [*plugin, "-n", "0"],
+            "plugin, serial, suite cached": [*plugin, "-n", "0"],
             "plugin, serial, warm": [*plugin, "-n", "0"],
             "plugin, -n 2, cold": [*plugin, "-n", "2"],
+            "plugin, -n 2, suite cached": [*plugin, "-n", "2"],
             "plugin, -n 2, warm": [*plugin, "-n", "2"],
         }
         load_before = os.getloadavg()
@@ -144,9 +148,15 @@ def main(argv: list[str] | None = None) -> int:
         cold = out / ".nl2sql-cache-cold"
         for _ in range(args.repeat):
             for name, cmd in runs.items():
+                cache = None
                 if name.endswith("cold"):
                     shutil.rmtree(cold, ignore_errors=True)  # an empty cache folder: nothing remembered
-                wall, cpu, stdout = measure(cmd, out, cold if name.endswith("cold") else None)
+                    cache = cold
+                elif name.endswith("suite cached"):  # the suite cache only, no remembered verdict
+                    shutil.rmtree(cold, ignore_errors=True)
+                    shutil.copytree(out / ".nl2sql-cache", cold, ignore=shutil.ignore_patterns("verdicts-*"))
+                    cache = cold
+                wall, cpu, stdout = measure(cmd, out, cache)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
                 if name.startswith("official"):
@@ -163,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
               f"plugin: {' | '.join(sorted(plugin_lines))}")
         for name in runs:
             print(f"  {name:<28} wall {wall[name]:6.2f}s   CPU {cpu[name]:6.2f}s")
-        for temp in ("cold", "warm"):
+        for temp in ("cold", "suite cached", "warm"):
             for label, t in (("wall", wall), ("CPU", cpu)):
                 serial, xdist = t[f"plugin, serial, {temp}"], t[f"plugin, -n 2, {temp}"]
                 print(f"{temp} {label}: plugin/official serial {serial / t['official eval_exec_match']:.2f}x; "
