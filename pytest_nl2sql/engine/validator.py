@@ -51,6 +51,13 @@ from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, p
 from pytest_nl2sql.datasources.memo import STORE, Memo, text_key
 from pytest_nl2sql.datasources.syntax import unwrap_paren
 from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
+from pytest_nl2sql.engine.plainscope import (
+    derived_outputs,
+    find_source,
+    is_projection,
+    resolve_plain,
+    table_sources,
+)
 from pytest_nl2sql.engine.refusals import access_denied, without_suggestions
 from pytest_nl2sql.engine.tablefunctions import safe_table_functions
 
@@ -273,32 +280,6 @@ def _base_tables(scopes: list[Scope]) -> list[exp.Table] | Validation:
     return tables
 
 
-def _find_source(scope: Scope | None, qualifier: str) -> exp.Table | Scope | None:
-    """The table or derived scope ``qualifier`` names, looking outward for correlated refs."""
-    while scope is not None:
-        source = scope.sources.get(qualifier)
-        if source is not None:
-            return source
-        scope = scope.parent
-    return None
-
-
-def _table_sources(scope: Scope) -> list[exp.Table]:
-    return [s for _, s in scope.selected_sources.values() if isinstance(s, exp.Table)]
-
-
-def _derived_outputs(scope: Scope) -> set[str] | None:
-    """Output names of a derived table or CTE scope; None when it cannot be told (e.g. UNION)."""
-    try:
-        return {name.lower() for name in scope.expression.named_selects}
-    except Exception:  # noqa: BLE001 - a shape sqlglot cannot name; do not guess
-        return None
-
-
-def _is_projection(node: exp.Expression) -> bool:
-    return isinstance(node.parent, exp.Select) and node.arg_key == "expressions"
-
-
 def _whole_rows(
     scopes: list[Scope], known: _Schema, dialect: str | None, spelled: Mapping[str, str]
 ) -> tuple[set[str], list[str]]:
@@ -315,17 +296,17 @@ def _whole_rows(
     for scope, node in found:
         if isinstance(node, exp.Star):
             # a bare * in a call other than count(*) reads the rows of every table here
-            if isinstance(node.parent, exp.Column | exp.Count) or _is_projection(node):
+            if isinstance(node.parent, exp.Column | exp.Count) or is_projection(node):
                 continue
             if node.parent is None or node.args.get("except_") or node.args.get("replace"):
                 continue
-            whole.update(t.name for t in _table_sources(scope))
+            whole.update(t.name for t in table_sources(scope))
             continue
         col: exp.Column = node  # type: ignore[assignment]
         if isinstance(col.this, exp.Star):
-            if _is_projection(col):
+            if is_projection(col):
                 continue  # t.* in the select list: qualify expands it to t's columns
-            src = _find_source(scope, col.table)
+            src = find_source(scope, col.table)
             if isinstance(src, exp.Table):
                 whole.add(src.name)
             elif src is None:
@@ -339,14 +320,14 @@ def _whole_rows(
         name = col.name
         if sqlite and name in ROWID_NAMES:
             if col.table:
-                src = _find_source(scope, col.table)
+                src = find_source(scope, col.table)
                 if isinstance(src, exp.Table) and name not in known.columns.get(src.name, {}):
                     whole.add(src.name)
                     col.replace(exp.Null())
                 continue
             s: Scope | None = scope
             while s is not None:
-                tables = _table_sources(s)
+                tables = table_sources(s)
                 if any(name in known.columns.get(t.name, {}) for t in tables):
                     break  # a real column called rowid
                 if tables:
@@ -357,7 +338,7 @@ def _whole_rows(
             continue
         if sqlite or col.table:
             continue
-        src = _find_source(scope, name)
+        src = find_source(scope, name)
         if src is None:
             continue
         # a table name or alias used as a value: the whole row (PostgreSQL, DuckDB)
@@ -366,7 +347,7 @@ def _whole_rows(
         is_column = False
         s = scope
         while s is not None and not is_column:
-            is_column = any(name in known.columns.get(t.name, {}) for t in _table_sources(s))
+            is_column = any(name in known.columns.get(t.name, {}) for t in table_sources(s))
             s = s.parent
         named = isinstance(scope.expression, exp.Select) and name in {
             n.lower() for n in scope.expression.named_selects
@@ -424,12 +405,12 @@ def _narrow_field_selections(scopes: list[Scope], known: _Schema) -> None:
             if not star and (inner.table or not isinstance(inner.this, exp.Identifier)):
                 continue
             name = inner.table if star else inner.name
-            if not isinstance(_find_source(scope, name), exp.Table | Scope):
+            if not isinstance(find_source(scope, name), exp.Table | Scope):
                 continue
             if not star:
                 s: Scope | None = scope
                 while s is not None:
-                    if any(name in known.columns.get(t.name, {}) for t in _table_sources(s)):
+                    if any(name in known.columns.get(t.name, {}) for t in table_sources(s)):
                         break  # a column of that name: (name).f is not a row's field
                     s = s.parent
                 if s is not None:
@@ -449,7 +430,7 @@ def _field_selections(scopes: list[Scope], known: _Schema) -> str | None:
             if not isinstance(dot.this, exp.Paren) or not isinstance(inner, exp.Column):
                 return "A dotted name that is not a column cannot be checked"
             name = inner.table if isinstance(inner.this, exp.Star) else inner.name
-            src = _find_source(scope, name)
+            src = find_source(scope, name)
             field = dot.expression
             if src is None:
                 return f"({name}).{field.sql()} reads a field of a value that is not a row"
@@ -460,139 +441,10 @@ def _field_selections(scopes: list[Scope], known: _Schema) -> str | None:
                 if columns is not None and field.name not in columns:
                     return f"({name}).{field.name} names no column of {name}"
             elif isinstance(src, Scope):
-                outputs = _derived_outputs(src)
+                outputs = derived_outputs(src)
                 if outputs is None or field.name not in outputs:
                     return f"({name}).{field.name} names no column of {name}"
     return None
-
-
-#: The only clauses a SELECT may have for :func:`_resolve_simple` to resolve it (anything else:
-#: sqlglot's ``qualify`` decides), and the only parts of a join and of a table it may use.
-_SIMPLE_SELECT_ARGS = frozenset({"expressions", "distinct", "from_", "joins", "where", "group", "having",
-                                 "order", "limit", "offset", "with_"})
-_SIMPLE_SETOP_ARGS = frozenset({"this", "expression", "distinct", "with_", "limit", "offset"})
-_SIMPLE_JOIN_ARGS = frozenset({"this", "on", "side", "kind"})
-_SIMPLE_JOIN_KINDS = frozenset({"", "INNER", "OUTER", "CROSS"})
-_SIMPLE_TABLE_ARGS = frozenset({"this", "alias"})
-#: Nodes that only qualify resolves (whole-row values, field access, table functions, pivots).
-_NOT_SIMPLE = (exp.TableColumn, exp.Dot, exp.UDTF, exp.Pivot, exp.Lateral)
-
-
-def _only(node: exp.Expression, allowed: frozenset[str]) -> bool:
-    return all(k in allowed for k, v in node.args.items() if v is not None and v != [] and v is not False)
-
-
-def _resolve_simple(
-    scopes: list[Scope], known: _Schema, dialect: str | None
-) -> tuple[set[str], set[tuple[str, str]]] | None:
-    """What a plain query reads, resolved without sqlglot's ``qualify`` (about 2/3 of the
-    validator's time), or None when the query is not plain enough to be sure.
-
-    Allow-list: every scope is a SELECT with ordinary clauses (or a set operation of them);
-    every source is a base table by name (optionally aliased) or a subquery/CTE whose output
-    names are known; joins are ON/CROSS joins (no USING, no NATURAL); every column is either
-    qualified by a source that has it, or unqualified and owned by exactly one source of its
-    own scope while naming no select alias and no source. Anything else - correlated
-    unqualified names, ambiguity, a missing name, alias references, ``USING`` - returns None
-    and ``qualify`` decides, so the verdicts are the same either way.
-    """
-    if dialect not in _OWN_SCHEMAS:
-        return None
-    tables: set[str] = set()
-    columns: set[tuple[str, str]] = set()
-    for scope in scopes:
-        expr = scope.expression
-        if isinstance(expr, exp.SetOperation):
-            if not _only(expr, _SIMPLE_SETOP_ARGS):
-                return None
-            with_ = expr.args.get("with_")
-            if with_ is not None and with_.args.get("recursive"):
-                return None
-            continue
-        if not isinstance(expr, exp.Select) or not _only(expr, _SIMPLE_SELECT_ARGS):
-            return None
-        if not (scope.is_root or scope.is_subquery or scope.is_derived_table or scope.is_cte):
-            return None
-        with_ = expr.args.get("with_")
-        if with_ is not None and with_.args.get("recursive"):
-            return None
-        for join in expr.args.get("joins") or ():
-            if not _only(join, _SIMPLE_JOIN_ARGS) or (join.kind or "").upper() not in _SIMPLE_JOIN_KINDS:
-                return None
-        owned: list[tuple[exp.Table | None, frozenset[str] | dict[str, str]]] = []
-        for _, source in scope.selected_sources.values():
-            if isinstance(source, exp.Table):
-                if not isinstance(source.this, exp.Identifier) or not _only(source, _SIMPLE_TABLE_ARGS):
-                    return None
-                alias = source.args.get("alias")
-                if alias is not None and alias.columns:
-                    return None
-                cols = known.columns.get(source.name)
-                if not cols:
-                    return None
-                tables.add(source.name)
-                owned.append((source, cols))
-            elif isinstance(source, Scope):
-                wrapper = source.expression.parent
-                if isinstance(wrapper, exp.Subquery) and not _only(wrapper, _SIMPLE_TABLE_ARGS):
-                    return None
-                alias = wrapper.args.get("alias") if wrapper is not None else None
-                if isinstance(alias, exp.TableAlias) and alias.columns:
-                    return None
-                outputs = _derived_outputs(source)
-                if outputs is None or "*" in outputs:
-                    return None
-                owned.append((None, frozenset(outputs)))
-            else:
-                return None
-        aliases = {p.alias for p in expr.expressions if isinstance(p, exp.Alias)}
-        names: set[str] = set()
-        s: Scope | None = scope
-        while s is not None:
-            names.update(s.sources)
-            s = s.parent
-        for node in scope.walk():
-            if isinstance(node, _NOT_SIMPLE):
-                return None
-            if isinstance(node, exp.Star):
-                if node.args.get("except_") or node.args.get("replace") or node.args.get("rename"):
-                    return None
-                if _is_projection(node):  # SELECT *: every column of every base table here
-                    for table, cols in owned:
-                        if table is not None:
-                            columns.update((table.name, c) for c in cols)
-                continue
-            if not isinstance(node, exp.Column):
-                continue
-            if isinstance(node.this, exp.Star):
-                if not _is_projection(node):
-                    return None
-                src = scope.sources.get(node.table)
-                if isinstance(src, exp.Table):
-                    columns.update((src.name, c) for c in known.columns[src.name])
-                elif not isinstance(src, Scope):
-                    return None
-                continue
-            if not isinstance(node.this, exp.Identifier) or node.args.get("db") or node.args.get("catalog"):
-                return None
-            name = node.name
-            if node.table:
-                src = _find_source(scope, node.table)
-                if isinstance(src, exp.Table):
-                    if name not in known.columns.get(src.name, {}):
-                        return None
-                    columns.add((src.name, name))
-                elif not isinstance(src, Scope) or name not in (_derived_outputs(src) or ()):
-                    return None
-                continue
-            if name in aliases or name in names:
-                return None
-            owners = [table for table, cols in owned if name in cols]
-            if len(owners) != 1:
-                return None
-            if owners[0] is not None:
-                columns.add((owners[0].name, name))
-    return tables, columns
 
 
 def validate_sql(
@@ -624,9 +476,7 @@ def validate_sql(
 
 
 def _remembered(key: Any, compute: Any) -> Validation:
-    """``compute()``, or the verdict an earlier run gave under the same key (datasources.memo.STORE:
-    the key holds the code, sqlglot's version, the dialect, the SQL, the datasource, the schema
-    and the policy)."""
+    """``compute()``, or the verdict an earlier run gave under the same key (datasources.memo.STORE)."""
     stored = STORE.key("validator", *key[:1], key[1].hex(), *key[2:])
     found = _decode(STORE.lookup(stored))
     if found is not None:
@@ -645,10 +495,9 @@ def _decode(found: Any) -> Validation | None:
     if type(found) is not list or len(found) != 6:
         return None
     ok, status, message, tables, columns, unknown = found
-    texts = (tables, columns, unknown)
     if type(ok) is not bool or status not in _STATUSES or ok != (status == "ok") or type(message) is not str:
         return None
-    if any(type(v) is not list or any(type(x) is not str for x in v) for v in texts):
+    if any(type(v) is not list or any(type(x) is not str for x in v) for v in (tables, columns, unknown)):
         return None
     return Validation(ok, status, message, frozenset(tables), frozenset(columns), tuple(unknown))
 
@@ -754,19 +603,19 @@ def _validate(
         for col in scope.columns:
             if not col.table or isinstance(col.this, exp.Star):
                 continue
-            src = _find_source(scope, col.table)
+            src = find_source(scope, col.table)
             shown = spelled.get(col.name, col.name)
             if isinstance(src, exp.Table):
                 if col.name not in known.columns[src.name]:
                     missing.append(f"{known.tables[src.name]}.{shown}")
             elif isinstance(src, Scope):
-                outputs = _derived_outputs(src)
+                outputs = derived_outputs(src)
                 if outputs is not None and "*" not in outputs and col.name not in outputs:
                     missing.append(f"{spelled.get(col.table, col.table)}.{shown}")
     if missing:
         return miss(missing)
 
-    simple = _resolve_simple(scopes, known, d)
+    simple = resolve_plain(scopes, known) if d in _OWN_SCHEMAS else None
     if simple is not None:
         return _decide(simple[0] | whole, simple[1] | {(t, c) for t in whole for c in known.columns[t]},
                        known, policy, datasource)
@@ -794,7 +643,7 @@ def _validate(
                 read_tables.add(source[1].name)
         for node in scope.walk():
             if isinstance(node, exp.TableColumn):  # sqlglot's own whole-row reference
-                src = _find_source(scope, node.name)
+                src = find_source(scope, node.name)
                 if isinstance(src, exp.Table):
                     read_tables.add(src.name)
                     read_columns.update((src.name, c) for c in known.columns[src.name])
@@ -817,14 +666,14 @@ def _validate(
                                     "qualify it with its table or alias")
                 missing.append(spelled.get(name, name))
                 continue
-            src = _find_source(scope, col.table)
+            src = find_source(scope, col.table)
             if isinstance(src, exp.Table):
                 if name in known.columns[src.name]:
                     read_columns.add((src.name, name))
                 else:
                     missing.append(f"{known.tables[src.name]}.{spelled.get(name, name)}")
             elif isinstance(src, Scope):
-                outputs = _derived_outputs(src)
+                outputs = derived_outputs(src)
                 if outputs is not None and name not in outputs:
                     missing.append(f"{spelled.get(col.table, col.table)}.{spelled.get(name, name)}")
             else:
