@@ -17,7 +17,10 @@ replaced in the terminal reporter's ``stats`` by what the summary reads:
   the xdist node (the ``[gw0]`` line);
 * a failed report keeps everything but its keywords (the failure sections, ``-rf`` and
   ``--durations`` read longrepr, sections, location and duration, never keywords);
-* a skipped report is kept whole (the folded ``SKIPPED`` lines read its keywords).
+* a skipped report is kept whole (the folded ``SKIPPED`` lines read its keywords);
+* a passed setup or teardown report without captured output is not kept at all unless
+  ``--durations`` asks for it (nothing else reads it, and pytest's failure summary scans all
+  of them once per failure).
 
 The three reports of an item share one node id object and one location, and the node ids
 xdist's workers send with their collections are interned, so each item's node id is held
@@ -113,8 +116,10 @@ class ReportKeeper:
             if isinstance(seen, set) and report._id is not ident and report._id in seen:
                 seen.discard(report._id)  # the same id, held once
                 seen.add(ident)
-        if report.passed and not hasattr(report, "wasxfail"):
-            kept: TestReport = SlimReport(report, ident, location)
+        if self._unread(report):
+            kept: TestReport | None = None
+        elif report.passed and not hasattr(report, "wasxfail"):
+            kept = SlimReport(report, ident, location)
         else:
             kept = report
             if structured:
@@ -127,5 +132,20 @@ class ReportKeeper:
         if kept is not report and terminal is not None:
             for reports in getattr(terminal, "stats", {}).values():
                 if reports and reports[-1] is report:
-                    reports[-1] = kept
+                    if kept is None:
+                        reports.pop()
+                    else:
+                        reports[-1] = kept
                     break
+
+    def _unread(self, report: TestReport) -> bool:
+        """A passed setup or teardown report with no captured output: without ``--durations``
+        nothing reads it at the end of the run, and pytest's failure summary scans every such
+        report once per failure (``_get_teardown_reports``): it is not kept at all."""
+        return (
+            report.when != "call"
+            and report.passed
+            and not report.sections
+            and getattr(self.config.option, "durations", None) is None  # --durations=0 lists all
+            and not hasattr(report, "wasxfail")
+        )

@@ -92,14 +92,21 @@ class RecordSpool:
         self.path = Path(folder) / "records.jsonl"
         self._fh = open(self.path, "w+b")  # noqa: SIM115 -- open for the run, closed by close()
         self._end = 0
+        self._at_end = True  # the file position is at the end (no read since the last write)
         self._where: dict[str, tuple[int, int]] = {}
         self._views: dict[str, dict[str, Any]] = {}
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Append ``record``; a later record of the same node id replaces the earlier one."""
         line = json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8") + b"\n"
-        self._fh.seek(self._end)
-        self._fh.write(line)
+        if not self._at_end:  # a seek flushes the write buffer: only after a read
+            self._fh.seek(self._end)
+            self._at_end = True
+        try:
+            self._fh.write(line)
+        except BaseException:
+            self._at_end = False  # a partial write: the next record starts at self._end again
+            raise
         nodeid = sys.intern(str(record["nodeid"]))
         self._where[nodeid] = (self._end, len(line))
         self._end += len(line)
@@ -117,6 +124,7 @@ class RecordSpool:
     def get(self, nodeid: str) -> dict[str, Any]:
         offset, length = self._where[nodeid]
         self._fh.flush()
+        self._at_end = False
         self._fh.seek(offset)
         return json.loads(self._fh.read(length))
 

@@ -152,7 +152,7 @@ def decode_suite(text: str, path: str | None = None) -> EvalSuite:
                 status=_STATUS[status], kind=_KIND[kind], origin=_ORIGIN[origin],
                 difficulty=None if difficulty is None else _DIFFICULTY[difficulty],
                 tags=tags, paraphrase_group=group, tables=tables, columns=columns, order_matters=order_matters,
-                sql=sql, rows=rows, alt_sql=alt_sql, alt_rows=alt_rows, plan=plan, match=match,
+                sql=sql, rows=None if rows is None else tuple(rows), alt_sql=alt_sql, alt_rows=alt_rows, plan=plan, match=match,
                 reviewed=tuple(tuple(r) for r in reviewed),
                 location=None if loc is None else Location(loc[2] if len(loc) > 2 else path, loc[0], loc[1]),
                 **({} if clarify is None else {

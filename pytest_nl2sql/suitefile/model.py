@@ -84,7 +84,11 @@ def _tuple(value: Any) -> tuple:
 
 
 def _rows(value: Any) -> tuple[Row, ...] | None:
-    return None if value is None else tuple(dict(r) for r in value)
+    if value is None:
+        return None
+    if type(value) is tuple and all(type(r) is dict for r in value):
+        return value  # already this shape (the suite cache decodes fresh dicts; attrs.evolve): no copy
+    return tuple(dict(r) for r in value)
 
 
 def _alt_rows(value: Any) -> tuple[tuple[Row, ...], ...]:

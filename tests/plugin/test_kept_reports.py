@@ -94,3 +94,25 @@ def test_the_terminal_summary_reads_the_same_with_slim_reports(pytester: pytest.
     last_failed = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "--lf", "-q")
     outcomes = last_failed.parseoutcomes()  # the --lf cache saw both failures, and only them
     assert outcomes.get("failed") == 2 and "passed" not in outcomes, last_failed.stdout.str()
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_passed_setup_and_teardown_reports_are_not_kept_unless_durations_asks(pytester: pytest.Pytester, project: Path, workers: str) -> None:
+    """Without --durations nothing reads a passed setup or teardown report at the end, and
+    pytest's failure summary scans all of them once per failure: they are not kept, and the
+    summary (failures, -rA lines, captured output of -rP) reads the same."""
+    _break(project)
+    pytester.makeconftest(CONFTEST)
+    args = ["--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-n", workers, "-v", "-rA"]
+    kept = pytester.runpytest_subprocess(*args)
+    whole = pytester.runpytest_subprocess(*args, "-p", "no:nl2sql_kept")
+    assert kept.ret == whole.ret == 1, kept.stdout.str()
+    counts = next(ln for ln in kept.stdout.lines if ln.startswith("KEPT "))
+    # one call report an item, and mini_001[admin]'s teardown: it carries the captured output (-rP)
+    assert counts == "KEPT reports=8 passed=6 slim=6 with-keywords=0 records=0", counts
+    assert next(ln for ln in whole.stdout.lines if ln.startswith("KEPT ")) == "KEPT reports=21 passed=19 slim=0 with-keywords=21 records=0"
+    ours, theirs = _summary(kept.stdout.str()), _summary(whole.stdout.str())
+    if workers != "0":
+        ours, theirs = sorted(ours), sorted(theirs)
+    assert ours == theirs
+    assert "hello from mini_001" in kept.stdout.str().split("= PASSES =")[1]

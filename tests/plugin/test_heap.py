@@ -1,0 +1,54 @@
+"""The heap built before the first item is frozen for the garbage collector during the run and
+given back afterwards (plugin/heap.py, issue 28)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+COUNTS = """
+import gc
+
+import os
+
+def pytest_runtest_call(item):  # in the process that runs the item (a worker under xdist)
+    with open("frozen.txt", "a") as fh:
+        fh.write(f"{os.getpid()} {gc.get_freeze_count()}\\n")
+"""
+
+
+def test_the_heap_is_frozen_while_items_run_and_given_back_after(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(COUNTS)
+    before = gc.get_freeze_count()
+    result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
+    result.assert_outcomes(passed=7)
+    during = [int(line.split()[1]) for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+    assert len(during) == 7 and all(n > 1000 for n in during), during  # pytest, the engine, the suite: frozen
+    assert gc.get_freeze_count() == before == 0  # an in-process run leaves the collector as it found it
+
+
+def test_a_process_that_froze_first_is_left_alone(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(COUNTS)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
+        result.assert_outcomes(passed=7)
+        # frozen objects freed by reference counting leave the count: it only goes down
+        after = gc.get_freeze_count()
+        assert frozen * 0.9 < after <= frozen  # not unfrozen by the run
+        during = [int(line.split()[1]) for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+        assert len(during) == 7 and all(after <= n <= frozen for n in during), (frozen, during)  # nothing more frozen
+    finally:
+        gc.unfreeze()
+
+
+def test_workers_freeze_their_own_heap(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(COUNTS)
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q", "-n", "2")
+    result.assert_outcomes(passed=7)
+    lines = [line.split() for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+    assert len(lines) == 7 and len({pid for pid, _ in lines}) == 2, lines  # two worker processes ran items
+    assert all(int(n) > 1000 for _, n in lines), lines
