@@ -32,8 +32,10 @@ RUN_FOLDER_PREFIX = "nl2sql-run-"
 _HEAVY = frozenset({"sql", "gold_sql", "question", "row_diff", "message", "gold_digest", "route"})
 
 
-def slim(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The fields of ``record`` the run summary and the terminal lines read (module doc)."""
+def slim(record: Mapping[str, Any], shared: dict[Any, Any] | None = None) -> dict[str, Any]:
+    """The fields of ``record`` the run summary and the terminal lines read (module doc); with
+    ``shared`` (a spool's), its nested lists and dicts equal to an earlier view's are that view's
+    objects (see ``_shared``)."""
     from pytest_nl2sql.reporting.figures import NOT_ASKED
 
     out = {k: v for k, v in record.items() if k not in _HEAVY}
@@ -45,22 +47,47 @@ def slim(record: Mapping[str, Any]) -> dict[str, Any]:
         out["scores"] = {
             name: {k: v for k, v in s.items() if k != "detail"} if isinstance(s, Mapping) else s for name, s in scores.items()
         }
-    return _shared(out)
+    return _shared(out, {} if shared is None else shared, False)
 
 
-def _shared(value: Any) -> Any:
-    """``value`` with its strings interned and its 0.0 and 1.0 shared: a record that crossed
-    from an xdist worker is made of fresh objects, its keys and its role, tags, verdict and
-    status spelled anew in every record; interned, each is held once for the whole run."""
+#: How many distinct nested values a spool shares at most (then new ones are kept as they are).
+SHARED_MAX = 1 << 16
+
+
+def _shared(value: Any, shared: dict[Any, Any], nested: bool) -> Any:
+    """``value`` with its strings interned, its 0.0 and 1.0 shared and -- below the top level --
+    each list and dict replaced by an equal one seen before: a record that crossed from an xdist
+    worker is made of fresh objects, and most records spell the same tags, usage counters and
+    score verdicts (``{"gating": True, "passed": True, "value": 1.0}``); shared, each is held
+    once for the whole run. Views are read, never changed, so sharing is safe."""
     if isinstance(value, str):
         return sys.intern(value)
     if isinstance(value, float):
         return _FLOATS.get(value, value)
     if isinstance(value, dict):
-        return {sys.intern(k) if isinstance(k, str) else k: _shared(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shared(v) for v in value]
-    return value
+        out: Any = {sys.intern(k) if isinstance(k, str) else k: _shared(v, shared, True) for k, v in value.items()}
+    elif isinstance(value, list):
+        out = [_shared(v, shared, True) for v in value]
+    else:
+        return value
+    if not nested:
+        return out
+    try:
+        key = (type(out), tuple((k, _identity(v)) for k, v in out.items()) if type(out) is dict else tuple(_identity(v) for v in out))
+        seen = shared.get(key)
+    except TypeError:  # an unhashable value (not from a JSON record): kept as it is
+        return out
+    if seen is not None:
+        return seen
+    if len(shared) < SHARED_MAX:
+        shared[key] = out
+    return out
+
+
+def _identity(value: Any) -> Any:
+    """What tells two already-shared values apart: a list or dict by the object (the shared one,
+    alive as long as the spool), anything else by its type and value (1, 1.0 and True differ)."""
+    return id(value) if isinstance(value, (dict, list)) else (type(value), value)
 
 
 _FLOATS = {0.0: 0.0, 1.0: 1.0}
@@ -95,6 +122,7 @@ class RecordSpool:
         self._at_end = True  # the file position is at the end (no read since the last write)
         self._where: dict[str, tuple[int, int]] = {}
         self._views: dict[str, dict[str, Any]] = {}
+        self._shared: dict[Any, Any] = {}  # the nested values the views share (``_shared``)
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Append ``record``; a later record of the same node id replaces the earlier one."""
@@ -110,7 +138,7 @@ class RecordSpool:
         nodeid = sys.intern(str(record["nodeid"]))
         self._where[nodeid] = (self._end, len(line))
         self._end += len(line)
-        self._views[nodeid] = slim(record)
+        self._views[nodeid] = slim(record, self._shared)
 
     def __len__(self) -> int:
         return len(self._where)
