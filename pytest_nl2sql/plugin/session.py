@@ -92,7 +92,10 @@ def start(config: pytest.Config) -> None:
 
     config.pluginmanager.register(ReportKeeper(config, session._is_ours), "nl2sql_kept")  # what pytest keeps of our reports
     if config.pluginmanager.hasplugin("xdist"):
+        from pytest_nl2sql.plugin.crossing import RecordCrossing
         from pytest_nl2sql.plugin.xdist_scope import XdistScope
+
+        config.pluginmanager.register(RecordCrossing(), "nl2sql_crossing")  # a record crosses as one JSON string
 
         config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")
 
