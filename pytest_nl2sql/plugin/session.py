@@ -95,7 +95,7 @@ def start(config: pytest.Config) -> None:
         from pytest_nl2sql.plugin.crossing import RecordCrossing
         from pytest_nl2sql.plugin.xdist_scope import XdistScope
 
-        config.pluginmanager.register(RecordCrossing(), "nl2sql_crossing")  # a record crosses as one JSON string
+        config.pluginmanager.register(RecordCrossing(session._is_ours), "nl2sql_crossing")  # a record crosses as one JSON string
 
         config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")
 

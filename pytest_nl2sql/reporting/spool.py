@@ -60,20 +60,26 @@ def _shared(value: Any, shared: dict[Any, Any], nested: bool) -> Any:
     worker is made of fresh objects, and most records spell the same tags, usage counters and
     score verdicts (``{"gating": True, "passed": True, "value": 1.0}``); shared, each is held
     once for the whole run. Views are read, never changed, so sharing is safe."""
-    if isinstance(value, str):
-        return sys.intern(value)
-    if isinstance(value, float):
+    kind = type(value)  # plain JSON data: exact types, the cheapest test
+    if kind is str:
+        return _intern(value)
+    if kind is float:
         return _FLOATS.get(value, value)
-    if isinstance(value, dict):
-        out: Any = {sys.intern(k) if isinstance(k, str) else k: _shared(v, shared, True) for k, v in value.items()}
-    elif isinstance(value, list):
+    if kind is dict:
+        out: Any = {_intern(k) if type(k) is str else k: _shared(v, shared, True) for k, v in value.items()}
+    elif kind is list:
         out = [_shared(v, shared, True) for v in value]
+    elif isinstance(value, (str, float, dict, list)):  # a subclass: as its base
+        return _shared(kind.__mro__[-2](value), shared, nested)
     else:
         return value
     if not nested:
         return out
     try:
-        key = (type(out), tuple((k, _identity(v)) for k, v in out.items()) if type(out) is dict else tuple(_identity(v) for v in out))
+        if kind is dict:
+            key: Any = (dict, tuple((k, id(v) if type(v) in _CONTAINERS else (type(v), v)) for k, v in out.items()))
+        else:
+            key = (list, tuple(id(v) if type(v) in _CONTAINERS else (type(v), v) for v in out))
         seen = shared.get(key)
     except TypeError:  # an unhashable value (not from a JSON record): kept as it is
         return out
@@ -84,10 +90,10 @@ def _shared(value: Any, shared: dict[Any, Any], nested: bool) -> Any:
     return out
 
 
-def _identity(value: Any) -> Any:
-    """What tells two already-shared values apart: a list or dict by the object (the shared one,
-    alive as long as the spool), anything else by its type and value (1, 1.0 and True differ)."""
-    return id(value) if isinstance(value, (dict, list)) else (type(value), value)
+_intern = sys.intern
+#: A list or dict is told apart from another by the object (the shared one, alive as long as
+#: the spool); anything else by its type and value (1, 1.0 and True differ).
+_CONTAINERS = frozenset({dict, list})
 
 
 _FLOATS = {0.0: 0.0, 1.0: 1.0}
