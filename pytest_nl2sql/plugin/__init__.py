@@ -8,9 +8,9 @@ The package is the pytest wiring of a run: ``options`` (command line and ini), `
 ``asking`` and ``concurrency`` (asking the engine, in flight), ``accounting``, ``failfast``,
 ``estimate`` and ``ledger`` (mode full at scale, the cost cap across workers),
 ``engine_factory`` (building the engine ``nl2sql.yaml`` names), ``endings`` (runs that end
-badly: items without a verdict, SIGTERM, stale reports), ``xdist_scope`` (``--dist
-loadscope`` by case), ``crossing`` (a record crosses xdist as one JSON string), ``kept`` (what
-pytest keeps of the reports) and ``heap`` (the collector during the run). What the records become --
+badly: items without a verdict, SIGTERM, stale reports), ``under_xdist`` (``--dist
+loadscope`` by case; a record crosses xdist as one JSON string) and ``memory`` (what pytest
+keeps of the reports; the heap frozen for the collector during the run). What the records become --
 terminal, JSON, HTML, junitxml, compare, merge, the baseline gate -- is ``reporting/``; a new
 report format goes there.
 

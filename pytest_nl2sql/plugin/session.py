@@ -85,15 +85,13 @@ def start(config: pytest.Config) -> None:
     config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
     session = Nl2sqlSession(config, run)
     config.pluginmanager.register(session, "nl2sql_session")
-    from pytest_nl2sql.plugin.heap import FrozenHeap
-    from pytest_nl2sql.plugin.kept import ReportKeeper
+    from pytest_nl2sql.plugin.memory import FrozenHeap, ReportKeeper
 
     config.pluginmanager.register(FrozenHeap(config), "nl2sql_heap")  # the collector skips what outlives the run
 
     config.pluginmanager.register(ReportKeeper(config, session._is_ours), "nl2sql_kept")  # what pytest keeps of our reports
     if config.pluginmanager.hasplugin("xdist"):
-        from pytest_nl2sql.plugin.crossing import RecordCrossing
-        from pytest_nl2sql.plugin.xdist_scope import XdistScope
+        from pytest_nl2sql.plugin.under_xdist import RecordCrossing, XdistScope
 
         config.pluginmanager.register(RecordCrossing(session._is_ours), "nl2sql_crossing")  # a record crosses as one JSON string
 

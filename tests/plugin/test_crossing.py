@@ -1,5 +1,5 @@
 """An item's record and keywords cross from an xdist worker to the controller as JSON strings
-(plugin/crossing.py, issue 28), and arrive as they were."""
+(plugin/under_xdist.py, issue 28), and arrive as they were."""
 
 from __future__ import annotations
 

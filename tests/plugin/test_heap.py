@@ -1,5 +1,5 @@
 """The heap built before the first item is frozen for the garbage collector during the run and
-given back afterwards (plugin/heap.py, issue 28)."""
+given back afterwards (plugin/memory.py, issue 28)."""
 
 from __future__ import annotations
 

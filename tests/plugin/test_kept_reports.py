@@ -1,4 +1,4 @@
-"""What the controller keeps of an nl2sql item's test reports (plugin/kept.py, issue 27 G.20):
+"""What the controller keeps of an nl2sql item's test reports (plugin/memory.py, issue 27 G.20):
 slim reports once every plugin has read them, and a terminal summary that reads the same."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_the_terminal_summary_reads_the_same_with_slim_reports(pytester: pytest.
             re.fullmatch(r"reports=(\d+) passed=\d+ slim=\d+ with-keywords=0 records=0 items-with-records=0", k) for k in kept_by_worker
         ), kept_by_worker
         whole_by_worker = "".join(p.read_text() for p in pytester.path.glob("whole-gw*.txt"))
-        assert "records=0 " not in whole_by_worker  # without plugin.kept, a worker kept every record it sent
+        assert "records=0 " not in whole_by_worker  # without the report keeper (plugin.memory), a worker kept every record it sent
     ours, theirs = _summary(kept.stdout.str()), _summary(whole.stdout.str())
     if workers != "0":  # the order items finish in differs between two runs on two workers
         ours, theirs = sorted(ours), sorted(theirs)
