@@ -52,3 +52,11 @@ def test_workers_freeze_their_own_heap(pytester: pytest.Pytester, project: Path)
     lines = [line.split() for line in (pytester.path / "frozen.txt").read_text().splitlines()]
     assert len(lines) == 7 and len({pid for pid, _ in lines}) == 2, lines  # two worker processes ran items
     assert all(int(n) > 1000 for _, n in lines), lines
+
+
+def test_the_freezing_can_be_turned_off(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(COUNTS)
+    result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-p", "no:nl2sql_heap", "-q")
+    result.assert_outcomes(passed=7)
+    during = [int(line.split()[1]) for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+    assert during == [0] * 7
