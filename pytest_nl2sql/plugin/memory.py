@@ -104,6 +104,7 @@ class ReportKeeper:
         self.config = config
         self.is_ours = is_ours
         self._ids: dict[str, tuple[Any, Any]] = {}  # node id -> (its id, its location) until its teardown
+        self._durations = getattr(config.option, "durations", None) is not None  # --durations=0 lists all
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Any) -> None:
@@ -172,7 +173,7 @@ class ReportKeeper:
             report.when != "call"
             and report.passed
             and not report.sections
-            and getattr(self.config.option, "durations", None) is None  # --durations=0 lists all
+            and not self._durations
             and not hasattr(report, "wasxfail")
         )
 

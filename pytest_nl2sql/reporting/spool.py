@@ -69,9 +69,10 @@ def _shared(value: Any, shared: dict[Any, Any], nested: bool) -> Any:
         out: Any = {_intern(k) if type(k) is str else k: _shared(v, shared, True) for k, v in value.items()}
     elif kind is list:
         out = [_shared(v, shared, True) for v in value]
-    elif isinstance(value, (str, float, dict, list)):  # a subclass: as its base
-        return _shared(kind.__mro__[-2](value), shared, nested)
-    else:
+    else:  # anything else as it is; a subclass of those (an enum with a str mixin, an OrderedDict) as its base
+        for base in _BASES:
+            if isinstance(value, base):
+                return _shared(_AS_BASE[base](value), shared, nested)
         return value
     if not nested:
         return out
@@ -91,6 +92,8 @@ def _shared(value: Any, shared: dict[Any, Any], nested: bool) -> Any:
 
 
 _intern = sys.intern
+_AS_BASE: dict[type, Any] = {str: str.__str__, float: float, dict: dict, list: list}  # str.__str__: the text, not an enum's name
+_BASES = tuple(_AS_BASE)
 #: A list or dict is told apart from another by the object (the shared one, alive as long as
 #: the spool); anything else by its type and value (1, 1.0 and True differ).
 _CONTAINERS = frozenset({dict, list})

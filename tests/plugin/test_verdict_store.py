@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.plugin.test_parse_once import PREDICTIONS
+
 COUNT_CHECKS = """
 import json
 import pytest_nl2sql.datasources.guard as guard
@@ -33,13 +35,6 @@ def pytest_sessionfinish(session):
         json.dump(computed, f)
 """
 
-PREDICTIONS = [
-    {"id": "mini_001", "datasource": "chinook",
-     "sql": "SELECT Country, COUNT(CustomerId) AS customer_count FROM Customer GROUP BY Country"},
-    {"id": "mini_002", "datasource": "chinook",
-     "sql": "SELECT m.Name, COUNT(t.TrackId) AS tracks FROM Track t JOIN MediaType m ON m.MediaTypeId = t.MediaTypeId GROUP BY m.Name"},
-    {"id": "mini_003", "datasource": "chinook", "sql": None, "status": "not_answerable", "code": "QUESTION_NOT_ANSWERABLE"},
-]
 
 
 def _run(pytester: pytest.Pytester, project: Path) -> tuple[dict[str, int], dict[tuple[str, str], str]]:

@@ -58,3 +58,18 @@ def test_the_shared_values_are_bounded(tmp_path: Path) -> None:
     assert a["tags"] == b["tags"] and a["tags"] is not b["tags"]  # full: kept as they are
     assert len(spool._shared) == SHARED_MAX
     spool.close()
+
+
+def test_subclasses_of_plain_types_are_read_as_their_base(tmp_path: Path) -> None:
+    import enum
+    from collections import OrderedDict
+
+    class Verdict(str, enum.Enum):  # noqa: UP042 -- the str mixin whose str() is the name, not the text
+        PASSED = "passed"
+
+    spool = RecordSpool(tmp_path)
+    spool.add({"nodeid": "a", "verdict": Verdict.PASSED, "llm": OrderedDict(calls=0)})
+    (view,) = spool.views()
+    assert view["verdict"] == "passed" and type(view["verdict"]) is str
+    assert view["llm"] == {"calls": 0} and type(view["llm"]) is dict
+    spool.close()
