@@ -49,10 +49,21 @@ Hypothesis: its pytest plugin imports it in the terminal summary, and the import
 refers to the PRNGs of modules imported earlier (trio's), finds no one and warns. So when the
 Hypothesis plugin is active, Hypothesis is imported before the heap is frozen (the process
 would import it at the end anyway).
+
+**At exit.** When the interpreter shuts down it collects the whole heap again while it frees the
+modules: after a run of many items that walk was the largest single
+cost after the items themselves (0.4 s of a 2.7 s serial Spider dev run, docs/benchmarks.md). The
+cyclic garbage of the run is gone by then (pytest collects it at the end of the session, while
+the heap is still frozen), so once a run has frozen the heap, an ``atexit`` handler, registered
+once per process, freezes it again as the interpreter exits: the shutdown collections are
+skipped, and everything is freed by reference counting as before. As with any object alive at
+exit, a ``__del__`` of an object still in a reference cycle then is not called (Python never
+promised it); ``-p no:nl2sql_heap`` turns this off together with the freezing.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
 import sys
@@ -201,3 +212,14 @@ class FrozenHeap:
         if self.frozen:
             self.frozen = False
             gc.unfreeze()
+            _freeze_at_exit()
+
+
+_AT_EXIT: list[bool] = []
+
+
+def _freeze_at_exit() -> None:
+    """Once per process: freeze the heap again when the interpreter exits (module doc, "At exit")."""
+    if not _AT_EXIT:
+        _AT_EXIT.append(True)
+        atexit.register(gc.freeze)

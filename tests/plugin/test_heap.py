@@ -60,3 +60,25 @@ def test_the_freezing_can_be_turned_off(pytester: pytest.Pytester, project: Path
     result.assert_outcomes(passed=7)
     during = [int(line.split()[1]) for line in (pytester.path / "frozen.txt").read_text().splitlines()]
     assert during == [0] * 7
+
+
+AT_EXIT = """
+import atexit, gc
+
+def _count():  # registered at import, before the plugin's handler: runs after it
+    with open("at_exit.txt", "w") as fh:
+        fh.write(str(gc.get_freeze_count()))
+
+atexit.register(_count)
+"""
+
+
+@pytest.mark.parametrize("heap", ["on", "off"])
+def test_the_heap_is_frozen_again_as_the_process_exits(pytester: pytest.Pytester, project: Path, heap: str) -> None:
+    # the interpreter's shutdown collections would walk the whole heap once more (module doc)
+    pytester.makeconftest(AT_EXIT)
+    off = ["-p", "no:nl2sql_heap"] if heap == "off" else []
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q", *off)
+    result.assert_outcomes(passed=7)
+    at_exit = int((pytester.path / "at_exit.txt").read_text())
+    assert at_exit > 1000 if heap == "on" else at_exit == 0, at_exit
