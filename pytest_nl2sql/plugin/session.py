@@ -131,6 +131,7 @@ class Nl2sqlSession:
         self.upkeep_lines: list[str] = []
         self.upkeep_status: dict[str, int] = {}
         self._suite_paths: set[Path] = set()
+        self._ours_by_path: dict[str, bool] = {}
         self._owns_ledger = False
         self._setup()
 
@@ -164,6 +165,7 @@ class Nl2sqlSession:
             if source == pytest.Config.ArgsSource.TESTPATHS:
                 _add_args(config, project_suites)
         self._suite_paths = known
+        self._ours_by_path.clear()
         if run.settings.mode == "full" or run.settings.max_cost is not None:
             if _is_worker(config):
                 path = config.workerinput.get("nl2sql_ledger")  # type: ignore[attr-defined]
@@ -431,7 +433,12 @@ class Nl2sqlSession:
 
     def _is_ours(self, nodeid: str) -> bool:
         path = nodeid.split("::")[0]
-        return any(p.name == Path(path).name for p in self._suite_paths)
+        ours = self._ours_by_path.get(path)
+        if ours is None:  # asked for every report of every item: one answer per file
+            ours = any(p.name == Path(path).name for p in self._suite_paths)
+            if len(self._ours_by_path) < 4096:
+                self._ours_by_path[path] = ours
+        return ours
 
     # -- end of the run ------------------------------------------------------------------
     def report(self) -> RunReport:

@@ -26,6 +26,8 @@ from typing import Any
 __all__ = ["RUN_FOLDER_PREFIX", "LazyRecords", "RecordSpool", "clean_dead_run_folders", "make_run_folder", "slim"]
 
 RUN_FOLDER_PREFIX = "nl2sql-run-"
+#: The spool's write buffer (bytes).
+WRITE_BUFFER = 1 << 20
 
 #: What a record's slim view leaves out: text the summary never reads (the JSON and HTML
 #: reports read it back from the spool).
@@ -126,7 +128,9 @@ class RecordSpool:
 
     def __init__(self, folder: Path) -> None:
         self.path = Path(folder) / "records.jsonl"
-        self._fh = open(self.path, "w+b")  # noqa: SIM115 -- open for the run, closed by close()
+        # a large write buffer: a write that reaches the disk lets the execnet threads of an xdist
+        # controller take the GIL for up to a switch interval; one flush per megabyte, not per 8 KB
+        self._fh = open(self.path, "w+b", buffering=WRITE_BUFFER)  # noqa: SIM115 -- closed by close()
         self._end = 0
         self._at_end = True  # the file position is at the end (no read since the last write)
         self._where: dict[str, tuple[int, int]] = {}
