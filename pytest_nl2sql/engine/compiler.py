@@ -23,6 +23,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, UnsupportedError
 
+from pytest_nl2sql.engine.dialects import DIALECTS, CompileError, sqlglot_dialect
 from pytest_nl2sql.engine.plan import (
     Call,
     Case,
@@ -46,23 +47,6 @@ from pytest_nl2sql.engine.plan import (
 )
 
 __all__ = ["DIALECTS", "CompileError", "compile_plan", "sqlglot_dialect"]
-
-#: Dialect names :func:`compile_plan` accepts, mapped to sqlglot's names.
-DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "postgres": "postgres", "duckdb": "duckdb"}
-
-
-class CompileError(ValueError):
-    """A plan that cannot be turned into SQL (wrong kind, bad raw SQL, unknown dialect)."""
-
-
-def sqlglot_dialect(dialect: str) -> str:
-    """sqlglot's name for ``dialect``; raise :class:`CompileError` for an unsupported one."""
-    try:
-        return DIALECTS[dialect.lower()]
-    except (KeyError, AttributeError):
-        raise CompileError(
-            f"unsupported dialect {dialect!r} (supported: {', '.join(DIALECTS)})"
-        ) from None
 
 
 def compile_plan(plan: PlanModel, dialect: str) -> str:
