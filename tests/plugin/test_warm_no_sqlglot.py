@@ -12,10 +12,11 @@ import pytest
 from tests.plugin.test_parse_once import PREDICTIONS
 
 RECORD_SQLGLOT = """
-import json, os, sys
+import json, sys
 
 def pytest_sessionfinish(session):
-    who = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    # not PYTEST_XDIST_WORKER: an outer xdist run (this suite's own -n) passes it down
+    who = getattr(session.config, "workerinput", {}).get("workerid", "main")
     with open(f"sqlglot-{who}.json", "w") as f:
         json.dump("sqlglot" in sys.modules, f)
 """
