@@ -16,6 +16,7 @@ trees are shared, so a user that edits a tree edits a ``copy()`` of it.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import threading
@@ -97,13 +98,18 @@ class Memo(Generic[T]):
 
 # -- verdicts remembered across runs ---------------------------------------------------------
 
-#: The modules whose code decides a guard or validator verdict: their bytes are part of every
-#: key, so a changed allow-list or resolver never reads a verdict an older one gave.
+#: The modules whose code decides a guard or validator verdict (or the replay engine's SQLite
+#: string fallback): their bytes are part of every key, so a changed allow-list or resolver
+#: never reads a verdict an older one gave.
 _VERDICT_MODULES = (
-    "pytest_nl2sql.datasources.guard", "pytest_nl2sql.datasources.functions",
+    "pytest_nl2sql.datasources.guard", "pytest_nl2sql.datasources.guardbase",
+    "pytest_nl2sql.datasources.guardrules", "pytest_nl2sql.datasources.functions",
     "pytest_nl2sql.datasources.syntax", "pytest_nl2sql.datasources.memo",
-    "pytest_nl2sql.engine.validator", "pytest_nl2sql.engine.tablefunctions",
-    "pytest_nl2sql.engine.compiler", "pytest_nl2sql.engine.refusals", "pytest_nl2sql.config.policy",
+    "pytest_nl2sql.engine.validator", "pytest_nl2sql.engine.validatorbase",
+    "pytest_nl2sql.engine.validatorrules", "pytest_nl2sql.engine.plainscope",
+    "pytest_nl2sql.engine.tablefunctions", "pytest_nl2sql.engine.dialects",
+    "pytest_nl2sql.engine.refusals", "pytest_nl2sql.engine.stringfallback",
+    "pytest_nl2sql.config.policy",
 )  # fmt: skip
 _STORE_FORMAT = 1
 _STORE_HEADER = b"pytest-nl2sql verdict cache sha256="
@@ -237,11 +243,9 @@ class VerdictStore:
 
 
 def _code_digest() -> str:
-    import sqlglot
-
     from pytest_nl2sql import __version__
 
-    digest = hashlib.sha256(f"{__version__}\0{sqlglot.__version__}\0".encode())
+    digest = hashlib.sha256(f"{__version__}\0{_sqlglot_version()}\0".encode())
     for name in _VERDICT_MODULES:
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None
@@ -251,6 +255,23 @@ def _code_digest() -> str:
             digest.update(b"?")
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _sqlglot_version() -> str:
+    """sqlglot's version, read without importing sqlglot (a warm run imports none): its
+    distribution's metadata, else the bytes of its ``_version.py``."""
+    try:
+        return importlib.metadata.version("sqlglot")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    spec = importlib.util.find_spec("sqlglot")
+    folder = spec.submodule_search_locations if spec is not None else None
+    for place in folder or ():
+        try:
+            return "?" + hashlib.sha256((Path(place) / "_version.py").read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return "?"
 
 
 #: The one store of a process (guard and validator verdicts; see :class:`VerdictStore`).

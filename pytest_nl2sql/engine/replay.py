@@ -41,8 +41,6 @@ from typing import Any
 
 import attrs
 import pytest
-import sqlglot
-from sqlglot import exp
 
 from pytest_nl2sql.datasources import (
     DatasourceRegistry,
@@ -53,9 +51,9 @@ from pytest_nl2sql.datasources import (
 )
 from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS
 from pytest_nl2sql.engine.protocol import Answer, RouteResult, SetupError
+from pytest_nl2sql.engine.stringfallback import sqlite_string_fallback
 from pytest_nl2sql.engine.validator import (
     REFUSAL_MESSAGE,
-    ROWID_NAMES,
     access_denied,
     policy_restricts,
     validate_sql,
@@ -64,7 +62,7 @@ from pytest_nl2sql.engine.validator import (
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
 
-__all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions"]
+__all__ = ["Prediction", "PredictionsError", "ReplayEngine", "read_predictions", "sqlite_string_fallback"]
 
 _FIELDS = ("id", "sql", "role", "question", "datasource", "cost_usd", "latency_s", "status", "message", "code", "follow_up")
 #: What a prediction without SQL may say (the engine's answer status, as in ``Answer``).
@@ -235,54 +233,6 @@ def read_predictions(path: str | os.PathLike[str]) -> list[Prediction]:
             raise PredictionsError(f"{p.where}: case {p.id!r}{role} is predicted twice (first at {seen[key]})")
         seen[key] = p.where
     return predictions
-
-
-def sqlite_string_fallback(sql: str, columns: Iterable[str]) -> str | None:
-    """``sql`` with SQLite's double-quoted strings made single-quoted; None when nothing changes.
-
-    SQLite reads ``"JetBlue Airways"`` as a string when no column has that name (most of
-    Spider's gold SQL relies on it); sqlglot reads it as a column. A double-quoted, unqualified
-    name is made a string literal here only when SQLite could not resolve it to anything that
-    holds data: never a column of the schema (``columns``: every column of every table), a
-    pseudo-column (``rowid``, ``oid``, ``_rowid_``), a select-list alias, a table or CTE alias
-    or a CTE's column name. The change is made in the text itself (only those quoted tokens are
-    rewritten), so the rest of the query is exactly as predicted.
-
-    The engine validates *and runs* the returned SQL, never the original: what runs is what
-    was checked, so a name the fallback turned into a string cannot read data behind the
-    validator's back.
-    """
-    try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
-    except (sqlglot.errors.SqlglotError, RecursionError):
-        return None
-    if tree is None:
-        return None
-    known = {c.lower() for c in columns} | set(ROWID_NAMES)
-    known |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
-    for alias in tree.find_all(exp.TableAlias):
-        if alias.name:
-            known.add(alias.name.lower())
-        known |= {c.name.lower() for c in alias.columns}
-    known |= {t.name.lower() for t in tree.find_all(exp.Table) if t.name}
-    spans: list[tuple[int, int, str]] = []
-    for col in tree.find_all(exp.Column):
-        ident = col.this
-        if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
-            continue
-        if ident.name.lower() in known:
-            continue
-        start, end = ident.meta.get("start"), ident.meta.get("end")
-        if not isinstance(start, int) or not isinstance(end, int) or sql[start:start + 1] != '"' \
-                or sql[end:end + 1] != '"':
-            return None  # cannot tell where the token is: no fallback rather than a guess
-        spans.append((start, end, ident.name))
-    if not spans:
-        return None
-    out = sql
-    for start, end, name in sorted(spans, reverse=True):
-        out = out[:start] + "'" + name.replace("'", "''") + "'" + out[end + 1:]
-    return out
 
 
 class ReplayEngine:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from pytest_nl2sql.datasources.guard import resolve_function
+from pytest_nl2sql.datasources.guardrules import resolve_function
 
 __all__ = ["SAFE_TABLE_FUNCTIONS", "safe_table_functions"]
 

@@ -28,6 +28,10 @@ A role whose policy restricts anything on the datasource (see :func:`policy_rest
 so that the answer is no oracle of what exists. An unrestricted role gets
 ``unknown_reference`` with the names listed.
 
+The validator answers from its verdict memos first (this process's, then the verdict store of
+earlier runs, :data:`~pytest_nl2sql.datasources.memo.STORE`); its rules
+(``engine/validatorrules.py``) and sqlglot are imported only when a verdict must be computed.
+
 The validator is bounded like the statement guard: SQL over
 :data:`~pytest_nl2sql.datasources.guard.MAX_SQL_CHARS` characters, or with a parse tree over
 :data:`~pytest_nl2sql.datasources.guard.MAX_SQL_NODES` nodes, is ``invalid`` before any
@@ -36,35 +40,31 @@ analysis.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol
-
-import attrs
-from sqlglot import exp
-from sqlglot.errors import OptimizeError, SqlglotError
-from sqlglot.optimizer.qualify import qualify
-from sqlglot.optimizer.scope import Scope, traverse_scope
-from sqlglot.schema import MappingSchema
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pytest_nl2sql.config.policy import RolePolicy
-from pytest_nl2sql.datasources.guard import StatementRefused, check_statement, parse_shared
 from pytest_nl2sql.datasources.memo import STORE, Memo, text_key
-from pytest_nl2sql.datasources.syntax import unwrap_paren
-from pytest_nl2sql.engine.compiler import CompileError, sqlglot_dialect
-from pytest_nl2sql.engine.plainscope import (
-    derived_outputs,
-    find_source,
-    is_projection,
-    resolve_plain,
-    table_sources,
-)
+from pytest_nl2sql.engine.dialects import CompileError, sqlglot_dialect
 from pytest_nl2sql.engine.refusals import access_denied, without_suggestions
-from pytest_nl2sql.engine.tablefunctions import safe_table_functions
+from pytest_nl2sql.engine.validatorbase import (
+    REFUSAL_MESSAGE,
+    ROWID_NAMES,
+    AccessPolicy,
+    Status,
+    Validation,
+    is_system_catalog,
+    policy_restricts,
+)
+from pytest_nl2sql.engine.validatorbase import invalid as _invalid
+from pytest_nl2sql.engine.validatorbase import refused as _refused
+from pytest_nl2sql.engine.validatorbase import schema_key as _schema_key
 
 __all__ = [
     "REFUSAL_MESSAGE",
     "ROWID_NAMES",
     "AccessPolicy",
+    "Status",
     "Validation",
     "access_denied",
     "is_system_catalog",
@@ -72,379 +72,6 @@ __all__ = [
     "validate_sql",
     "without_suggestions",
 ]
-
-#: The one message every refusal carries. It names no table and no column.
-REFUSAL_MESSAGE = "This question needs data your role is not allowed to see."
-
-Status = Literal["ok", "refused", "unknown_reference", "invalid"]
-
-#: The schema qualifier that names the datasource's own tables, per sqlglot dialect.
-_OWN_SCHEMAS: dict[str | None, frozenset[str]] = {
-    "sqlite": frozenset({"main"}),
-    "duckdb": frozenset({"main"}),
-    "postgres": frozenset({"public"}),
-}
-#: SQLite's pseudo-columns: each reads the table's rowid (its INTEGER PRIMARY KEY, if any).
-ROWID_NAMES = frozenset({"rowid", "oid", "_rowid_"})
-_CATALOG_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
-_CATALOG_PREFIXES = ("pg_", "sqlite_", "pragma_")
-
-
-class AccessPolicy(Protocol):
-    """What :func:`validate_sql` asks of a role's policy."""
-
-    def allows_datasource(self, ds: str) -> bool: ...
-    def allows_table(self, ds: str, table: str) -> bool: ...
-    def allows_column(self, ds: str, table: str, column: str) -> bool: ...
-
-
-def _names_datasource(entry: Any, ds: str) -> bool:
-    """Whether one allow/deny entry concerns ``ds`` (entries that do not say: assume so)."""
-    if isinstance(entry, tuple) and entry and isinstance(entry[0], str):
-        return entry[0].lower() == ds.lower()
-    return True
-
-
-def policy_restricts(policy: Any, datasource: str) -> bool:
-    """Whether ``policy`` restricts anything on ``datasource`` (an allow list, a deny rule).
-
-    A policy with a ``restricts(ds)`` method is asked; otherwise its ``allow_tables``,
-    ``allow_columns``, ``deny_tables`` and ``deny_columns`` attributes are read (as
-    :class:`~pytest_nl2sql.config.RolePolicy` has them): any allow list, or any deny entry
-    for this datasource, restricts. A role that may not use the datasource at all restricts it.
-    """
-    method = getattr(policy, "restricts", None)
-    if callable(method):
-        return bool(method(datasource))
-    try:
-        if not policy.allows_datasource(datasource):
-            return True
-    except Exception:  # noqa: BLE001 - a policy that cannot say is treated as restrictive
-        return True
-    if getattr(policy, "allow_tables", None) is not None:
-        return True
-    if getattr(policy, "allow_columns", None) is not None:
-        return True
-    for attr in ("deny_tables", "deny_columns"):
-        entries = getattr(policy, attr, ()) or ()
-        if any(_names_datasource(e, datasource) for e in entries):
-            return True
-    return False
-
-
-def is_system_catalog(name: str, schema: str | None = None) -> bool:
-    """Whether ``[schema.]name`` is a system catalog (never part of a datasource's schema)."""
-    if schema is not None and schema.lower() in _CATALOG_SCHEMAS:
-        return True
-    return name.lower().startswith(_CATALOG_PREFIXES)
-
-
-@attrs.frozen
-class Validation:
-    """The verdict on one query.
-
-    ``tables`` and ``columns`` (``'Table.Column'``, spelled as the schema spells them) are what
-    an ``ok`` query reads; they are empty for any other status, so that a refusal reveals
-    nothing. ``unknown`` lists the references that match nothing in the schema.
-    """
-
-    ok: bool
-    status: Status
-    message: str
-    tables: frozenset[str] = frozenset()
-    columns: frozenset[str] = frozenset()
-    unknown: tuple[str, ...] = ()
-
-
-def _invalid(message: str) -> Validation:
-    return Validation(False, "invalid", message)
-
-
-def _refused() -> Validation:
-    return Validation(False, "refused", REFUSAL_MESSAGE)
-
-
-def _unknown(names: Iterable[str]) -> Validation:
-    unique = tuple(dict.fromkeys(names))
-    return Validation(
-        False, "unknown_reference",
-        "The query refers to names that are not in the schema: " + ", ".join(unique),
-        unknown=unique,
-    )
-
-
-class _Schema:
-    """The datasource's schema, looked up case-insensitively."""
-
-    def __init__(self, schema: Mapping[str, Sequence[str]]) -> None:
-        self.tables: dict[str, str] = {}
-        self.columns: dict[str, dict[str, str]] = {}
-        for table, cols in schema.items():
-            key = table.lower()
-            self.tables[key] = table
-            self.columns[key] = {c.lower(): c for c in cols}
-
-    def for_sqlglot(self) -> dict[str, dict[str, str]]:
-        return {t: {c: "UNKNOWN" for c in cols} for t, cols in self.columns.items()}
-
-
-def _lowercase_identifiers(tree: exp.Expression) -> dict[str, str]:
-    """Fold every identifier to lower case in place; return lower -> first spelling seen."""
-    spelled: dict[str, str] = {}
-    for ident in tree.find_all(exp.Identifier):
-        name = ident.name
-        spelled.setdefault(name.lower(), name)
-        ident.set("this", name.lower())
-        ident.set("quoted", False)
-    return spelled
-
-
-def _parse(sql: str, dialect: str) -> exp.Expression | Validation:
-    try:
-        statements = parse_shared(sql, dialect)
-    except StatementRefused as refusal:  # too long, too big, nested too deeply
-        return _invalid(refusal.reason)
-    except SqlglotError as err:
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
-        return _invalid(f"The SQL does not parse as {dialect}: {first}")
-    if len(statements) != 1:
-        return _invalid(f"Expected exactly one SQL statement, got {len(statements)}")
-    tree = statements[0]
-    if not isinstance(tree, exp.Query):
-        first = sql.split(None, 1)[0].upper() if sql.strip() else ""
-        return _invalid(f"Only a read-only query (SELECT) may run, got {first}")
-    for node in tree.walk():
-        if isinstance(node, exp.DML | exp.DDL) and node is not tree:
-            return _invalid("Only a read-only query (SELECT) may run")
-    return tree.copy()  # the parse is shared (datasources.memo); the validator edits its tree
-
-
-def _scopes(tree: exp.Expression) -> list[Scope] | Validation:
-    try:
-        return traverse_scope(tree)
-    except (OptimizeError, SqlglotError) as err:
-        return _invalid(f"The SQL could not be analysed: {err}")
-
-
-def _show(spelled: Mapping[str, str], *parts: str | None) -> str:
-    return ".".join(spelled.get(p, p) for p in parts if p)
-
-
-def _resolve_qualifiers(
-    tree: exp.Expression, dialect: str | None, spelled: Mapping[str, str]
-) -> list[str] | Validation:
-    """Strip the datasource's own schema qualifier from tables and columns, in place.
-
-    Returns the names that refer to something outside the schema: another schema or database,
-    a system catalog, a ``pragma_*`` table function.
-    """
-    own = _OWN_SCHEMAS.get(dialect, frozenset())
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    missing: list[str] = []
-    for table in list(tree.find_all(exp.Table)):
-        if isinstance(table.parent, exp.JoinHint):
-            continue
-        if not isinstance(table.this, exp.Identifier):
-            func = table.this
-            fname = func.name if isinstance(func, exp.Anonymous) else getattr(func, "key", "")
-            if isinstance(fname, str) and fname.lower().startswith("pragma_"):
-                missing.append(_show(spelled, table.catalog, table.db, fname.lower()))
-            continue
-        name, db, catalog = table.name, table.db, table.catalog
-        if catalog or (db and db not in own) or is_system_catalog(name, db or None):
-            missing.append(_show(spelled, catalog, db, name))
-            continue
-        if db:
-            if name in ctes:
-                # main.t is the base table even where a CTE is called t; do not guess
-                return _invalid("A schema-qualified table has the name of a CTE; rename the CTE")
-            table.set("db", None)
-    for col in list(tree.find_all(exp.Column)):
-        db, catalog = col.args.get("db"), col.args.get("catalog")
-        if catalog is not None or (db is not None and db.name not in own):
-            missing.append(_show(spelled, col.text("catalog"), col.text("db"), col.table, col.name))
-        elif db is not None:
-            col.set("db", None)
-    return missing
-
-
-def _base_tables(scopes: list[Scope]) -> list[exp.Table] | Validation:
-    tables = []
-    for scope in scopes:
-        for source in scope.selected_sources.values():
-            node = source[1]
-            if isinstance(node, exp.Table):
-                if not isinstance(node.this, exp.Identifier):
-                    return _invalid("Table functions are not allowed; read tables by name")
-                tables.append(node)
-    return tables
-
-
-def _whole_rows(
-    scopes: list[Scope], known: _Schema, dialect: str | None, spelled: Mapping[str, str]
-) -> tuple[set[str], list[str]]:
-    """Find whole-row references and SQLite rowid pseudo-columns; replace them by NULL.
-
-    Returns the tables (schema keys) read whole and the references that name nothing.
-    """
-    whole: set[str] = set()
-    missing: list[str] = []
-    sqlite = dialect == "sqlite"
-    found: list[tuple[Scope, exp.Expression]] = []
-    for scope in scopes:
-        found.extend((scope, n) for n in scope.walk() if type(n) in (exp.Column, exp.Star))
-    for scope, node in found:
-        if isinstance(node, exp.Star):
-            # a bare * in a call other than count(*) reads the rows of every table here
-            if isinstance(node.parent, exp.Column | exp.Count) or is_projection(node):
-                continue
-            if node.parent is None or node.args.get("except_") or node.args.get("replace"):
-                continue
-            whole.update(t.name for t in table_sources(scope))
-            continue
-        col: exp.Column = node  # type: ignore[assignment]
-        if isinstance(col.this, exp.Star):
-            if is_projection(col):
-                continue  # t.* in the select list: qualify expands it to t's columns
-            src = find_source(scope, col.table)
-            if isinstance(src, exp.Table):
-                whole.add(src.name)
-            elif src is None:
-                missing.append(_show(spelled, col.table) + ".*")
-                continue
-            # a derived table's row is its select list, which its own scope reads
-            col.replace(exp.Null())
-            continue
-        if not isinstance(col.this, exp.Identifier):
-            continue
-        name = col.name
-        if sqlite and name in ROWID_NAMES:
-            if col.table:
-                src = find_source(scope, col.table)
-                if isinstance(src, exp.Table) and name not in known.columns.get(src.name, {}):
-                    whole.add(src.name)
-                    col.replace(exp.Null())
-                continue
-            s: Scope | None = scope
-            while s is not None:
-                tables = table_sources(s)
-                if any(name in known.columns.get(t.name, {}) for t in tables):
-                    break  # a real column called rowid
-                if tables:
-                    whole.update(t.name for t in tables)
-                    col.replace(exp.Null())
-                    break
-                s = s.parent
-            continue
-        if sqlite or col.table:
-            continue
-        src = find_source(scope, name)
-        if src is None:
-            continue
-        # a table name or alias used as a value: the whole row (PostgreSQL, DuckDB)
-        if isinstance(src, exp.Table):
-            whole.add(src.name)
-        is_column = False
-        s = scope
-        while s is not None and not is_column:
-            is_column = any(name in known.columns.get(t.name, {}) for t in table_sources(s))
-            s = s.parent
-        named = isinstance(scope.expression, exp.Select) and name in {
-            n.lower() for n in scope.expression.named_selects
-        }
-        if not (is_column or named):
-            col.replace(exp.Null())
-    return whole, missing
-
-
-def _alias_column_lists(tree: exp.Expression, known: _Schema) -> Validation | None:
-    """Resolve ``FROM t AS a(x, y, ...)`` on a base table positionally, in place: the table
-    becomes ``(SELECT c1 AS x, c2 AS y, ..., the other columns FROM t) AS a``, so a denied
-    column read under another name is still that column. More names than columns: invalid."""
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    referenced = {c.name for c in tree.find_all(exp.Column)}
-    every = any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star))
-    for table in list(tree.find_all(exp.Table)):
-        alias = table.args.get("alias")
-        if not isinstance(alias, exp.TableAlias) or not alias.columns:
-            continue
-        if not isinstance(table.this, exp.Identifier) or table.name in ctes:
-            continue  # a table function's or a CTE's output names: resolved by their scopes
-        if table.name not in known.columns or table.args.get("db") or table.args.get("catalog"):
-            continue  # a missing or foreign table: reported as such later
-        real = list(known.columns[table.name])
-        names = [c.name for c in alias.columns]
-        if len(names) > len(real):
-            return _invalid(f"The alias {alias.name} names {len(names)} columns; its table has {len(real)}")
-        shown = names + real[len(names):]
-        # only the columns the query names (all of them where a * or the row itself is read):
-        # a name left out is then missing, never silently read
-        keep = [
-            (c, n) for c, n in zip(real, shown, strict=True)
-            if every or alias.name in referenced or n in referenced
-        ] or [(real[0], shown[0])]
-        select = exp.select(
-            *(exp.alias_(exp.column(c), n) if c != n else exp.column(c) for c, n in keep)
-        ).from_(exp.Table(this=exp.to_identifier(table.name)))
-        table.replace(exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(alias.name))))
-    return None
-
-
-def _narrow_field_selections(scopes: list[Scope], known: _Schema) -> None:
-    """Rewrite ``(alias).col`` and ``(alias.*).col`` as ``alias.col``, in place, so that they
-    read that one column and not the whole row. Only where ``alias`` names a table or
-    subquery of the query and no column of it (checked by :func:`_field_selections` first)."""
-    for scope in scopes:
-        for dot in list(scope.walk()):
-            if not isinstance(dot, exp.Dot) or not isinstance(dot.this, exp.Paren):
-                continue
-            inner, field = unwrap_paren(dot.this), dot.expression
-            if not isinstance(inner, exp.Column) or not isinstance(field, exp.Identifier):
-                continue
-            star = isinstance(inner.this, exp.Star)
-            if not star and (inner.table or not isinstance(inner.this, exp.Identifier)):
-                continue
-            name = inner.table if star else inner.name
-            if not isinstance(find_source(scope, name), exp.Table | Scope):
-                continue
-            if not star:
-                s: Scope | None = scope
-                while s is not None:
-                    if any(name in known.columns.get(t.name, {}) for t in table_sources(s)):
-                        break  # a column of that name: (name).f is not a row's field
-                    s = s.parent
-                if s is not None:
-                    continue
-            dot.replace(exp.column(field.name, table=name))
-
-
-def _field_selections(scopes: list[Scope], known: _Schema) -> str | None:
-    """Why a field selection ``(x).f`` does not resolve (None: each does). On PostgreSQL
-    ``(x).f`` calls ``f(x)`` unless ``x`` is a row: ``x`` must name a table, CTE or subquery of
-    the query (``(alias)`` or ``(alias.*)``) and ``f`` one of its columns."""
-    for scope in scopes:
-        for dot in scope.walk():
-            if not isinstance(dot, exp.Dot) or isinstance(dot.expression, exp.Func):
-                continue
-            inner = unwrap_paren(dot.this)
-            if not isinstance(dot.this, exp.Paren) or not isinstance(inner, exp.Column):
-                return "A dotted name that is not a column cannot be checked"
-            name = inner.table if isinstance(inner.this, exp.Star) else inner.name
-            src = find_source(scope, name)
-            field = dot.expression
-            if src is None:
-                return f"({name}).{field.sql()} reads a field of a value that is not a row"
-            if isinstance(field, exp.Star):
-                continue
-            if isinstance(src, exp.Table):
-                columns = known.columns.get(src.name)
-                if columns is not None and field.name not in columns:
-                    return f"({name}).{field.name} names no column of {name}"
-            elif isinstance(src, Scope):
-                outputs = derived_outputs(src)
-                if outputs is None or field.name not in outputs:
-                    return f"({name}).{field.name} names no column of {name}"
-    return None
 
 
 def validate_sql(
@@ -519,182 +146,20 @@ def _verdict_key(sql: str, dialect: str, datasource: str, schema: Mapping[str, S
     return (dialect, text_key(sql), datasource, _schema_key(schema), policy)
 
 
-def _schema_key(schema: Mapping[str, Sequence[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    return tuple((t, tuple(cols)) for t, cols in schema.items())
-
-
-#: sqlglot's schema object per (dialect, schema): building it normalises every name, which took
-#: about 45% of ``qualify``'s time when it was rebuilt for each query. ``qualify`` only reads it.
-SQLGLOT_SCHEMAS: Memo[MappingSchema] = Memo(64)
-
-
 def _validate_sql(
     sql: str, d: str | None, dialect: str, datasource: str, schema: Mapping[str, Sequence[str]], policy: AccessPolicy
 ) -> Validation:
-    restricted = policy_restricts(policy, datasource)
-    try:
-        verdict = _validate(sql, d, datasource, schema, policy, restricted, dialect)
-        if verdict.ok:
-            check_statement(sql, dialect)  # the guard's allow-lists: syntax, calls, casts, dots
-        return verdict
-    except StatementRefused as refusal:  # the SQL alone decides it: no oracle of the schema
-        return _invalid(refusal.reason)
-    except RecursionError:
-        return _invalid("The SQL is nested too deeply to check")
+    """The verdict computed by the validator's rules (``engine/validatorrules.py``: sqlglot is
+    imported here)."""
+    from pytest_nl2sql.engine import validatorrules
+
+    return validatorrules.validate_now(sql, d, dialect, datasource, schema, policy)
 
 
-def _validate(
-    sql: str,
-    d: str | None,
-    datasource: str,
-    schema: Mapping[str, Sequence[str]],
-    policy: AccessPolicy,
-    restricted: bool,
-    dialect: str = "",
-) -> Validation:
-    def miss(names: Iterable[str]) -> Validation:
-        # one answer for missing and denied names: a restricted role learns nothing
-        return _refused() if restricted else _unknown(names)
+def __getattr__(name: str) -> Any:
+    """``SQLGLOT_SCHEMAS``, which moved to the rules (PEP 562): reading it imports sqlglot."""
+    if name == "SQLGLOT_SCHEMAS":
+        from pytest_nl2sql.engine.validatorrules import SQLGLOT_SCHEMAS
 
-    def cannot_analyse(text: str) -> Validation:
-        return _invalid("The SQL could not be analysed" + ("" if restricted else f": {text}"))
-
-    parsed = _parse(sql, d)
-    if isinstance(parsed, Validation):
-        return parsed
-    tree = parsed
-    spelled = _lowercase_identifiers(tree)
-    known = _Schema(schema)
-    renamed = _alias_column_lists(tree, known)
-    if isinstance(renamed, Validation):
-        return cannot_analyse(renamed.message) if restricted else renamed
-    safe_table_functions(tree, sql, dialect)
-
-    qualified = _resolve_qualifiers(tree, d, spelled)
-    if isinstance(qualified, Validation):
-        return qualified
-    if qualified:
-        return miss(qualified)
-
-    scopes = _scopes(tree)
-    if isinstance(scopes, Validation):
-        return scopes if not restricted else cannot_analyse("")
-    tables = _base_tables(scopes)
-    if isinstance(tables, Validation):
-        return tables
-    missing = [spelled.get(t.name, t.name) for t in tables if t.name not in known.tables]
-    if missing:
-        return miss(missing)
-
-    fields = _field_selections(scopes, known)
-    if fields is not None:
-        return _refused() if restricted else _invalid(fields)
-    _narrow_field_selections(scopes, known)
-    whole, missing = _whole_rows(scopes, known, d, spelled)
-    if missing:
-        return miss(missing)
-    scopes = _scopes(tree)
-    if isinstance(scopes, Validation):
-        return scopes if not restricted else cannot_analyse("")
-
-    # Qualified references to columns a base table does not have; sqlglot stops at the first.
-    missing = []
-    for scope in scopes:
-        for col in scope.columns:
-            if not col.table or isinstance(col.this, exp.Star):
-                continue
-            src = find_source(scope, col.table)
-            shown = spelled.get(col.name, col.name)
-            if isinstance(src, exp.Table):
-                if col.name not in known.columns[src.name]:
-                    missing.append(f"{known.tables[src.name]}.{shown}")
-            elif isinstance(src, Scope):
-                outputs = derived_outputs(src)
-                if outputs is not None and "*" not in outputs and col.name not in outputs:
-                    missing.append(f"{spelled.get(col.table, col.table)}.{shown}")
-    if missing:
-        return miss(missing)
-
-    simple = resolve_plain(scopes, known) if d in _OWN_SCHEMAS else None
-    if simple is not None:
-        return _decide(simple[0] | whole, simple[1] | {(t, c) for t in whole for c in known.columns[t]},
-                       known, policy, datasource)
-    try:
-        mapping = SQLGLOT_SCHEMAS.get((d, _schema_key(schema)), lambda: MappingSchema(known.for_sqlglot(), dialect=d))
-        tree = qualify(
-            tree, schema=mapping, dialect=d, validate_qualify_columns=False,
-            quote_identifiers=False, identify=False,
-        )
-    except OptimizeError as err:
-        text = str(err)
-        if text.startswith("Unknown column"):
-            return miss([text.split(":", 1)[-1].strip()])
-        return cannot_analyse(text)
-    scopes = _scopes(tree)
-    if isinstance(scopes, Validation):
-        return scopes if not restricted else cannot_analyse("")
-
-    read_tables: set[str] = set(whole)
-    read_columns: set[tuple[str, str]] = {(t, c) for t in whole for c in known.columns[t]}
-    missing = []
-    for scope in scopes:
-        for source in scope.selected_sources.values():
-            if isinstance(source[1], exp.Table):
-                read_tables.add(source[1].name)
-        for node in scope.walk():
-            if isinstance(node, exp.TableColumn):  # sqlglot's own whole-row reference
-                src = find_source(scope, node.name)
-                if isinstance(src, exp.Table):
-                    read_tables.add(src.name)
-                    read_columns.update((src.name, c) for c in known.columns[src.name])
-        for col in scope.columns:
-            if isinstance(col.this, exp.Star):
-                continue
-            name = col.name
-            if not col.table:
-                owners = [
-                    s.name for _, s in scope.selected_sources.values()
-                    if isinstance(s, exp.Table) and name in known.columns[s.name]
-                ]
-                if len(owners) > 1:
-                    if restricted and not all(
-                        policy.allows_column(datasource, known.tables[o], known.columns[o][name])
-                        for o in owners
-                    ):
-                        return _refused()
-                    return _invalid(f"Column '{spelled.get(name, name)}' is ambiguous; "
-                                    "qualify it with its table or alias")
-                missing.append(spelled.get(name, name))
-                continue
-            src = find_source(scope, col.table)
-            if isinstance(src, exp.Table):
-                if name in known.columns[src.name]:
-                    read_columns.add((src.name, name))
-                else:
-                    missing.append(f"{known.tables[src.name]}.{spelled.get(name, name)}")
-            elif isinstance(src, Scope):
-                outputs = derived_outputs(src)
-                if outputs is not None and name not in outputs:
-                    missing.append(f"{spelled.get(col.table, col.table)}.{spelled.get(name, name)}")
-            else:
-                missing.append(f"{spelled.get(col.table, col.table)}.{spelled.get(name, name)}")
-    if missing:
-        return miss(missing)
-    return _decide(read_tables, read_columns, known, policy, datasource)
-
-
-def _decide(
-    read_tables: set[str], read_columns: set[tuple[str, str]], known: _Schema, policy: AccessPolicy, datasource: str
-) -> Validation:
-    """The verdict on what a query reads (schema keys): refused if the policy denies any of it."""
-    for table in sorted(read_tables):
-        if not policy.allows_table(datasource, known.tables[table]):
-            return _refused()
-    for table, column in sorted(read_columns):
-        if not policy.allows_column(datasource, known.tables[table], known.columns[table][column]):
-            return _refused()
-    return Validation(
-        True, "ok", "",
-        tables=frozenset(known.tables[t] for t in read_tables),
-        columns=frozenset(f"{known.tables[t]}.{known.columns[t][c]}" for t, c in read_columns),
-    )
+        return SQLGLOT_SCHEMAS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,79 @@
+"""SQLite's double-quoted strings in a predicted query (``WHERE city = "Paris"``), made
+single-quoted for the replay engine (``engine/replay.py``): :func:`sqlite_string_fallback`.
+
+Its answer depends only on the SQL text and the schema's column names, so it is remembered
+across runs in the verdict store (:data:`~pytest_nl2sql.datasources.memo.STORE`, kind
+``"sqlite-fallback"``); sqlglot is imported only when an answer must be computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pytest_nl2sql.datasources.memo import MISSING, STORE
+from pytest_nl2sql.engine.validatorbase import ROWID_NAMES
+
+__all__ = ["sqlite_string_fallback"]
+
+
+def sqlite_string_fallback(sql: str, columns: Iterable[str]) -> str | None:
+    """``sql`` with SQLite's double-quoted strings made single-quoted; None when nothing changes.
+
+    SQLite reads ``"JetBlue Airways"`` as a string when no column has that name (most of
+    Spider's gold SQL relies on it); sqlglot reads it as a column. A double-quoted, unqualified
+    name is made a string literal here only when SQLite could not resolve it to anything that
+    holds data: never a column of the schema (``columns``: every column of every table), a
+    pseudo-column (``rowid``, ``oid``, ``_rowid_``), a select-list alias, a table or CTE alias
+    or a CTE's column name. The change is made in the text itself (only those quoted tokens are
+    rewritten), so the rest of the query is exactly as predicted.
+
+    The engine validates *and runs* the returned SQL, never the original: what runs is what
+    was checked, so a name the fallback turned into a string cannot read data behind the
+    validator's back.
+    """
+    names = sorted({c.lower() for c in columns})  # the answer depends on no more of the columns than this
+    key = STORE.key("sqlite-fallback", sql, names)
+    found = STORE.lookup(key)
+    if found is not MISSING and (found is None or type(found) is str):
+        return found  # type: ignore[no-any-return]
+    fixed = _fallback(sql, names)
+    STORE.record(key, fixed)
+    return fixed
+
+
+def _fallback(sql: str, columns: list[str]) -> str | None:
+    """:func:`sqlite_string_fallback`, computed (``columns``: lowercase)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except (sqlglot.errors.SqlglotError, RecursionError):
+        return None
+    if tree is None:
+        return None
+    known = set(columns) | set(ROWID_NAMES)
+    known |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    for alias in tree.find_all(exp.TableAlias):
+        if alias.name:
+            known.add(alias.name.lower())
+        known |= {c.name.lower() for c in alias.columns}
+    known |= {t.name.lower() for t in tree.find_all(exp.Table) if t.name}
+    spans: list[tuple[int, int, str]] = []
+    for col in tree.find_all(exp.Column):
+        ident = col.this
+        if col.table or not isinstance(ident, exp.Identifier) or not ident.quoted:
+            continue
+        if ident.name.lower() in known:
+            continue
+        start, end = ident.meta.get("start"), ident.meta.get("end")
+        if not isinstance(start, int) or not isinstance(end, int) or sql[start:start + 1] != '"' \
+                or sql[end:end + 1] != '"':
+            return None  # cannot tell where the token is: no fallback rather than a guess
+        spans.append((start, end, ident.name))
+    if not spans:
+        return None
+    out = sql
+    for start, end, name in sorted(spans, reverse=True):
+        out = out[:start] + "'" + name.replace("'", "''") + "'" + out[end + 1:]
+    return out

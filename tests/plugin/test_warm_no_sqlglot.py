@@ -1,0 +1,63 @@
+"""A warm run imports no sqlglot: with every verdict of the guard, the validator and the replay
+engine's SQLite string fallback in the verdict store, a replay run (serial, and in each xdist
+worker) needs no parse, so sqlglot is imported only when a verdict must be computed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.plugin.test_parse_once import PREDICTIONS
+
+RECORD_SQLGLOT = """
+import json, sys
+
+def pytest_sessionfinish(session):
+    # not PYTEST_XDIST_WORKER: an outer xdist run (this suite's own -n) passes it down
+    who = getattr(session.config, "workerinput", {}).get("workerid", "main")
+    with open(f"sqlglot-{who}.json", "w") as f:
+        json.dump("sqlglot" in sys.modules, f)
+"""
+
+#: mini_002 for the admin with a double-quoted string: the answer goes through the SQLite fallback
+#: (an unrestricted role gets unknown_reference for the quoted name, then the fixed SQL is
+#: validated and run); the other roles replay the plain prediction.
+FALLBACK = {
+    "id": "mini_002", "role": "admin", "datasource": "chinook",
+    "sql": 'SELECT m.Name, COUNT(t.TrackId) AS tracks FROM Track t JOIN MediaType m ON m.MediaTypeId = t.MediaTypeId '
+           'WHERE m.Name <> "No such media" GROUP BY m.Name',
+}
+
+
+def _run(pytester: pytest.Pytester, project: Path, workers: str) -> tuple[dict[str, bool], dict[tuple[str, str], object]]:
+    for old in project.glob("sqlglot-*.json"):
+        old.unlink()
+    result = pytester.runpytest_subprocess(
+        "--nl2sql-suite", "evals/mini.yaml", "--nl2sql-predictions", "preds.jsonl", "--nl2sql-out", "r.json",
+        "-p", "no:cacheprovider", "-n", workers,
+    )
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    seen = {p.stem.split("-", 1)[1]: json.loads(p.read_text()) for p in project.glob("sqlglot-*.json")}
+    items = json.loads((project / "r.json").read_text())["items"]
+    return seen, {(i["case_id"], i["role"]): (i["verdict"], i["status"], i.get("sql")) for i in items}
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_warm_replay_run_imports_no_sqlglot(pytester: pytest.Pytester, project: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    pytester.makeconftest(RECORD_SQLGLOT)
+    predictions = [*PREDICTIONS, FALLBACK]
+    (project / "preds.jsonl").write_text("".join(json.dumps(p) + "\n" for p in predictions))
+    monkeypatch.setenv("NL2SQL_CACHE_DIR", str(tmp_path / "cache"))
+    cold, first = _run(pytester, project, workers)
+    assert any(cold.values()), cold  # the cold run computed verdicts, so it parsed
+    assert next(iter((tmp_path / "cache").glob("verdicts-*.json")), None) is not None
+    warm, second = _run(pytester, project, workers)
+    expected = {"main"} if workers == "0" else {"main", "gw0", "gw1"}
+    assert set(warm) == expected and not any(warm.values()), warm
+    assert second == first
+    # the fallback was used, and its answer came from the store the second time
+    fixed = [sql for (cid, role), (_, _, sql) in first.items() if cid == "mini_002" and role == "admin"]
+    assert fixed and "'No such media'" in str(fixed[0]), first
