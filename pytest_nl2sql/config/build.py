@@ -11,8 +11,6 @@ from typing import Any
 
 import attrs
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
 from pytest_nl2sql.config.engine_project import build_engine_project, is_engine_project
 from pytest_nl2sql.config.model import (
@@ -35,6 +33,7 @@ from pytest_nl2sql.config.model import (
 )
 from pytest_nl2sql.config.policy import RolePolicy
 from pytest_nl2sql.config.reader import Reader, show, suggest
+from pytest_nl2sql.config.urls import SqliteURL, read_url
 
 __all__ = ["load_config"]
 
@@ -193,7 +192,7 @@ class _ConfigBuilder:
         if url is not None:
             url = self.resolve_url(url, r.value_line(body, "url"), where)
         if url is not None:
-            self.dialects[name.lower()] = make_url(url).get_backend_name()
+            self.dialects[name.lower()] = read_url(url).get_backend_name()
         description = r.string(body, "description", where, "")
         questions = [
             text for text, _ in r.string_list(body, "sample_questions", f"{where}.sample_questions")
@@ -224,8 +223,8 @@ class _ConfigBuilder:
 
     def resolve_url(self, url: str, line: int, where: str) -> str | None:
         try:
-            parsed = make_url(url)
-        except (ArgumentError, ValueError):
+            parsed = read_url(url)  # SQLAlchemy's make_url unless a plain SQLite URL
+        except ValueError:
             self.r.problem(
                 line,
                 f"{where}.url {redact_url(url)!r} is not a database URL (write e.g. "
@@ -233,8 +232,8 @@ class _ConfigBuilder:
             )
             return None
         try:
-            parsed.get_dialect()
-        except (NoSuchModuleError, ImportError):
+            _check_dialect(parsed)
+        except ImportError:
             self.r.problem(
                 line,
                 f"{where}.url: no SQLAlchemy dialect {parsed.drivername!r} is installed "
@@ -544,8 +543,8 @@ class _ConfigBuilder:
         if url is None:
             return ScratchConfig()
         try:
-            backend = make_url(url).get_backend_name()
-        except (ArgumentError, ValueError):
+            backend = read_url(url).get_backend_name()
+        except ValueError:
             backend = None
         if backend != "postgresql":
             r.problem(
@@ -607,6 +606,19 @@ class _ConfigBuilder:
 
 # ---------------------------------------------------------------------------------------------
 # evals.yaml
+
+
+def _check_dialect(parsed: Any) -> None:
+    """Raise ImportError when no SQLAlchemy dialect serves ``parsed``'s drivername. A plain
+    SQLite URL needs none: its driver is the standard library's sqlite3."""
+    if isinstance(parsed, SqliteURL):
+        return
+    from sqlalchemy.exc import NoSuchModuleError
+
+    try:
+        parsed.get_dialect()
+    except NoSuchModuleError as error:
+        raise ImportError(str(error)) from None
 
 
 def _read_evals(reader: Reader, doc: CommentedMap, root: Path) -> tuple[Path, ...]:

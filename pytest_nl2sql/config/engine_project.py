@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from sqlalchemy.engine import URL
 
 from pytest_nl2sql.config.model import (
     ENGINE_MATCH_DEFAULTS,
@@ -43,6 +42,7 @@ from pytest_nl2sql.config.model import (
 )
 from pytest_nl2sql.config.policy import RolePolicy, parse_glob
 from pytest_nl2sql.config.reader import Reader, show, suggest
+from pytest_nl2sql.config.urls import file_url
 
 __all__ = ["ENGINE_MATCH_DEFAULTS", "build_engine_project", "is_engine_project"]
 
@@ -250,7 +250,7 @@ class _ProjectBuilder:
                 return None
             if database != ":memory:" and not Path(database).is_absolute():
                 database = str((self.root / database).resolve())
-            return URL.create(_TYPES[kind], database=database).render_as_string(hide_password=False)
+            return file_url(_TYPES[kind], database)
         r.check_keys(connection, ("host", "port", "database", "user", "password", "sslmode"), w)
         host = r.string(connection, "host", w)
         database = r.string(connection, "database", w)
@@ -261,6 +261,8 @@ class _ProjectBuilder:
         if None in (host, database, user, password, port):
             return None
         query = {"sslmode": sslmode} if sslmode else {}
+        from sqlalchemy.engine import URL  # PostgreSQL only: SQLite and DuckDB need no SQLAlchemy
+
         return URL.create(
             _TYPES[kind], username=user, password=password, host=host, port=port, database=database, query=query
         ).render_as_string(hide_password=False)

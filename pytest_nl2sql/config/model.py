@@ -8,10 +8,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import attrs
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 from pytest_nl2sql.config.policy import RolePolicy
+from pytest_nl2sql.config.urls import read_url
 from pytest_nl2sql.errors import UnknownRole
 
 __all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "ENGINE_NL2SQL", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "VerifiedQuery", "find_config", "redact_url"]
@@ -39,8 +38,8 @@ FILE_BACKENDS = ("sqlite", "duckdb")
 def redact_url(url: str) -> str:
     """Return ``url`` with its password (and password-like query values) shown as ``***``."""
     try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError, TypeError):
+        parsed = read_url(url)  # SQLAlchemy's make_url unless a plain SQLite URL
+    except (ValueError, TypeError):
         redacted = re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", str(url))
         return re.sub(
             r"((?:^|[?&;])(?:" + "|".join(sorted(SECRET_QUERY_KEYS)) + r")=)[^&;\s]*",

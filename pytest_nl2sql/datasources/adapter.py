@@ -1,4 +1,4 @@
-"""One adapter for any SQLAlchemy URL: run one read-only query, get normalized rows back.
+"""One adapter for any database URL: run one read-only query, get normalized rows back.
 
 Every query passes the statement guard, then meets a database that is itself read-only
 (SQLite ``mode=ro`` + ``query_only``; PostgreSQL read-only transactions; DuckDB ``read_only``
@@ -7,7 +7,9 @@ transaction, rolled back. ``timeout_s`` covers the whole answer, fetching includ
 progress handler; PostgreSQL ``statement_timeout``, a cancel request and the client's own
 deadline, ``deadline``; DuckDB interrupt and the child's kill). A result is bounded in rows
 (``row_limit``) and bytes (``max_result_bytes``, ``budget``). Failures are ``QueryError``
-values with a ``kind``; a connection in doubt is thrown away.
+values with a ``kind``; a connection in doubt is thrown away. SQLite needs no SQLAlchemy: its
+URL is read by ``config.urls`` and its ``sqlite3`` connections pooled by ``sqlitepool``;
+other databases go through a SQLAlchemy engine, imported when first needed.
 """
 
 from __future__ import annotations
@@ -15,22 +17,19 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import math
-import signal
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import attrs
-import sqlalchemy as sa
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
-from sqlalchemy.pool import QueuePool
 
 from pytest_nl2sql.config import RolePolicy, redact_url
+from pytest_nl2sql.config.urls import read_url
 from pytest_nl2sql.datasources.authorizer import base_authorizer, query_authorizer
 from pytest_nl2sql.datasources.budget import (
     DEFAULT_MAX_RESULT_BYTES,
@@ -43,7 +42,16 @@ from pytest_nl2sql.datasources.deadline import DEFAULT_UNREACHABLE_AFTER, GRACE_
 from pytest_nl2sql.datasources.duckchild import CHILD_MEMORY_BYTES, ChildPool
 from pytest_nl2sql.datasources.guard import StatementRefused, StatementUnparseable, check_statement
 from pytest_nl2sql.datasources.pglogin import login_privileges
+from pytest_nl2sql.datasources.sqlitepool import (  # noqa: F401  (SQLITE_HEAP_LIMIT_BYTES: re-exported)
+    SQLITE_HEAP_LIMIT_BYTES,
+    SqlitePool,
+    ctrl_c_stops,
+    lower_heap_limit,
+)
 from pytest_nl2sql.suitefile.values import normalize_row
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
 
 __all__ = ["Adapter", "QueryError", "QueryResult", "QUERY_ERROR_KINDS"]
 
@@ -53,8 +61,6 @@ _SQLITE_PROGRESS_STEPS = 1000
 #: function call such as printf('%.*c', 999999999, 'x') cannot be interrupted by the
 #: progress handler, so its size is capped instead.
 SQLITE_MAX_VALUE_BYTES = 64 * 1024 * 1024
-#: The most memory SQLite may hold in this process (PRAGMA hard_heap_limit; only ever lowered).
-SQLITE_HEAP_LIMIT_BYTES = 1024 * 1024 * 1024
 _SQLITE_MAX_SQL_BYTES = 1_000_000
 _FETCH_BATCH = 500
 
@@ -83,7 +89,8 @@ class QueryError(Exception):
 
 
 class Adapter:
-    """A datasource reached through SQLAlchemy; connections are opened on first use."""
+    """A datasource (SQLite through ``sqlite3``, others through SQLAlchemy); connections are
+    opened on first use."""
 
     def __init__(
         self,
@@ -97,8 +104,8 @@ class Adapter:
         unreachable_after: int = DEFAULT_UNREACHABLE_AFTER,
     ) -> None:
         try:
-            parsed = make_url(url)
-        except (ArgumentError, ValueError):
+            parsed = read_url(url)  # SQLAlchemy's make_url unless a plain SQLite URL
+        except ValueError:
             raise ValueError(
                 f"datasource {name!r}: {redact_url(str(url))!r} is not a database URL "
                 "(write e.g. sqlite:////path/to/file.sqlite)"
@@ -124,10 +131,11 @@ class Adapter:
         self.max_result_bytes = max_result_bytes
         self.timeout_s = float(timeout_s)
         self.dialect: str = parsed.get_backend_name()
-        self._url: URL = parsed
+        self._url: Any = parsed  # a config.urls.SqliteURL, or SQLAlchemy's URL
         self._secrets = _secrets_of(parsed)
         self._deadline = ClientDeadline(self.name, self.url, self.timeout_s, unreachable_after, QueryError)
         self._engine: sa.Engine | None = None
+        self._sqlite_pool: SqlitePool | None = None
         self._lock = threading.Lock()
         self.allow_privileged_login = allow_privileged_login
         self._login_checked = False
@@ -168,14 +176,21 @@ class Adapter:
 
     @property
     def engine(self) -> sa.Engine:
-        """The SQLAlchemy engine (created on first use); its connections are read-only."""
+        """The SQLAlchemy engine (created on first use); its connections are read-only.
+
+        Queries, ``raw_connection`` and SQLite's introspection do not use it on SQLite (they
+        use the adapter's own ``sqlite3`` pool); it is there for callers that want one."""
         with self._lock:
             if self._engine is None:
                 self._engine = self._create_engine()
             return self._engine
 
     def _create_engine(self) -> sa.Engine:
+        import sqlalchemy as sa
+
         if self.dialect == "sqlite":
+            from sqlalchemy.pool import QueuePool
+
             return sa.create_engine("sqlite://", creator=self._sqlite_connect, poolclass=QueuePool)
         if self.dialect == "postgresql":
             url = self._url
@@ -225,7 +240,7 @@ class Adapter:
                 uri, uri=True, check_same_thread=False, timeout=self.timeout_s, cached_statements=0
             )
         connection.execute("PRAGMA query_only = ON")
-        _lower_heap_limit(connection)
+        lower_heap_limit(connection)
         connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, SQLITE_MAX_VALUE_BYTES)
         connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, _SQLITE_MAX_SQL_BYTES)
         connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
@@ -238,11 +253,14 @@ class Adapter:
         with self._lock:
             engine, self._engine = self._engine, None
             pool, self._duck_pool = self._duck_pool, None
+            sqlite_pool, self._sqlite_pool = self._sqlite_pool, None
             self._sqlite_layout = None
         if engine is not None:
             engine.dispose()
         if pool is not None:
             pool.close()
+        if sqlite_pool is not None:
+            sqlite_pool.close()
 
     # -- connections
 
@@ -263,7 +281,10 @@ class Adapter:
 
     def _checkout(self) -> Any:
         try:
-            connection = self.engine.raw_connection()
+            if self.dialect == "sqlite":
+                connection = self._sqlite_connections().checkout()
+            else:
+                connection = self.engine.raw_connection()
         except _Unreachable as error:
             raise QueryError(
                 "unreachable",
@@ -281,6 +302,13 @@ class Adapter:
                 self._release(connection, False)
                 raise
         return connection
+
+    def _sqlite_connections(self) -> SqlitePool:
+        """SQLite: the pool of this adapter's read-only ``sqlite3`` connections."""
+        with self._lock:
+            if self._sqlite_pool is None:
+                self._sqlite_pool = SqlitePool(self._sqlite_connect)
+            return self._sqlite_pool
 
     # -- the login
 
@@ -546,7 +574,7 @@ class Adapter:
 
             driver.set_progress_handler(progress, _SQLITE_PROGRESS_STEPS)
             try:
-                with _ctrl_c_stops(driver):
+                with ctrl_c_stops(driver):
                     yield
             finally:
                 driver.set_progress_handler(None, 0)
@@ -577,7 +605,7 @@ class Adapter:
             yield  # another database: its own driver's timeouts
 
     def _classify(self, error: Exception, connection: Any, deadline: _Deadline) -> QueryError:
-        original = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
+        original = _driver_error(error)
         message = self.scrub(_first_message(original, full=True))
         timeout_text = self._timeout_text()
         if isinstance(original, OverBudget) or (
@@ -595,10 +623,15 @@ class Adapter:
             return QueryError("timeout", timeout_text)
         if type(original).__name__ == "InterruptException":
             return QueryError("timeout", timeout_text)
-        try:
-            lost = self.engine.dialect.is_disconnect(original, connection.dbapi_connection, None)
-        except Exception:
-            lost = False
+        if self.dialect == "sqlite":  # what SQLAlchemy's pysqlite dialect calls a disconnect
+            lost = isinstance(original, sqlite3.ProgrammingError) and (
+                "Cannot operate on a closed database." in str(original)
+            )
+        else:
+            try:
+                lost = self.engine.dialect.is_disconnect(original, connection.dbapi_connection, None)
+            except Exception:
+                lost = False
         if lost or getattr(original, "sqlstate", "") in ("08000", "08003", "08006", "57P01"):
             return QueryError(
                 "unreachable",
@@ -611,37 +644,6 @@ class Adapter:
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
-
-
-@contextlib.contextmanager
-def _ctrl_c_stops(driver: Any) -> Iterator[None]:
-    """Ctrl-C during a SQLite query is the user's: sqlite3 runs Python only in its callbacks
-    (the authorizer, the progress handler), and a KeyboardInterrupt raised there becomes the
-    query's "interrupted"/"not authorized" error -- an item's sql_error, and the run went on.
-    While the query runs (in the main thread), SIGINT interrupts the query and is raised
-    again, as KeyboardInterrupt, once the query has stopped (pytest: Interrupted, exit 2)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    caught: list[Any] = []
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        caught.append(frame)
-        driver.interrupt()
-
-    try:
-        previous = signal.signal(signal.SIGINT, on_sigint)
-    except (ValueError, OSError):  # pragma: no cover - not the main interpreter
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if caught:
-            if callable(previous):
-                previous(signal.SIGINT, caught[0])  # Python's default handler raises KeyboardInterrupt
-            raise KeyboardInterrupt
 
 
 @attrs.define
@@ -662,23 +664,12 @@ class _Unreachable(Exception):
     """The database cannot be opened (raised inside connection creation)."""
 
 
-_HEAP_LIMIT_SET = threading.Lock()
-
-
-def _lower_heap_limit(connection: sqlite3.Connection) -> None:
-    """Lower SQLite's process-wide hard heap limit to SQLITE_HEAP_LIMIT_BYTES (never raise it)."""
-    with _HEAP_LIMIT_SET:
-        current = connection.execute("PRAGMA hard_heap_limit").fetchone()[0]
-        if current == 0 or current > SQLITE_HEAP_LIMIT_BYTES:
-            connection.execute(f"PRAGMA hard_heap_limit = {SQLITE_HEAP_LIMIT_BYTES}")
-
-
 def _pg_ident(name: str) -> str:
     """``name`` as a PostgreSQL identifier, quoted."""
     return '"' + name.replace('"', '""') + '"'
 
 
-def _secrets_of(url: URL) -> tuple[str, ...]:
+def _secrets_of(url: Any) -> tuple[str, ...]:
     secrets = []
     if url.password:
         secrets.append(str(url.password))
@@ -692,9 +683,17 @@ def _secrets_of(url: URL) -> tuple[str, ...]:
 
 def _first_message(error: BaseException, *, full: bool = False) -> str:
     """The driver's own message: the whole text for SQL errors, the first line otherwise."""
-    if isinstance(error, DBAPIError) and error.orig is not None:
-        error = error.orig
+    error = _driver_error(error)
     if isinstance(error, _Unreachable):
         return str(error)
     text = str(error).strip() or type(error).__name__
     return text if full else text.splitlines()[0]
+
+
+def _driver_error(error: BaseException) -> BaseException:
+    """The driver's own exception inside a SQLAlchemy ``DBAPIError`` (which cannot be one
+    when SQLAlchemy was never imported), else ``error``."""
+    exceptions = sys.modules.get("sqlalchemy.exc")
+    if exceptions is not None and isinstance(error, exceptions.DBAPIError) and error.orig is not None:
+        return error.orig
+    return error

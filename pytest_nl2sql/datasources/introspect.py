@@ -2,24 +2,27 @@
 
 ``introspect(adapter)`` reads it once per process and caches it by URL (and, for a database
 file, its modification time and size, so an edited file is read again). SQLite is read with
-its own PRAGMA table functions, which keeps a 1,200-table schema to well under a second;
-other databases go through SQLAlchemy's inspector. Everything is read through the adapter's
-read-only connections.
+its own PRAGMA table functions, which keeps a 1,200-table schema to well under a second and
+needs no SQLAlchemy; DuckDB with its catalog functions; other databases go through
+SQLAlchemy's inspector, imported there. Everything is read through the adapter's read-only
+connections.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import sqlalchemy as sa
-from sqlalchemy.engine.reflection import ObjectKind
 
 from pytest_nl2sql.datasources.adapter import Adapter, QueryError
 from pytest_nl2sql.datasources.deadline import GRACE_S
 from pytest_nl2sql.suitefile.values import normalize_value
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy.engine.reflection import ObjectKind
 
 __all__ = [
     "ColumnInfo",
@@ -316,6 +319,8 @@ def _duckdb_tables(adapter: Adapter) -> dict[str, TableInfo]:
 
 
 def _inspector_tables(adapter: Adapter) -> dict[str, TableInfo]:
+    import sqlalchemy as sa
+
     try:
         with adapter.engine.connect() as connection:
             tables, text_columns = _reflect(connection)
@@ -331,6 +336,9 @@ def _inspector_tables(adapter: Adapter) -> dict[str, TableInfo]:
 
 
 def _reflect(connection: sa.Connection) -> tuple[dict[str, TableInfo], dict[str, set[str]]]:
+    import sqlalchemy as sa
+    from sqlalchemy.engine.reflection import ObjectKind
+
     inspector = sa.inspect(connection)
     names = inspector.get_table_names()
     views = [name for name in inspector.get_view_names() if name not in names]
@@ -374,6 +382,8 @@ def _reflect(connection: sa.Connection) -> tuple[dict[str, TableInfo], dict[str,
 
 
 def _multi(method: Any, kind: ObjectKind) -> dict | None:
+    import sqlalchemy as sa
+
     try:
         return method(kind=kind)
     except (NotImplementedError, sa.exc.SQLAlchemyError, AttributeError, TypeError):
@@ -381,6 +391,8 @@ def _multi(method: Any, kind: ObjectKind) -> dict | None:
 
 
 def _safe(call: Any) -> Any:
+    import sqlalchemy as sa
+
     try:
         return call()
     except (NotImplementedError, sa.exc.SQLAlchemyError):
