@@ -1,5 +1,6 @@
-"""Datasources: the read-only statement guard, one SQLAlchemy adapter, schema introspection,
-and the registry that hands out adapters by name (see docs/datasources.md)."""
+"""Datasources: the read-only statement guard, one adapter (its own pool of ``sqlite3``
+connections for SQLite, SQLAlchemy for every other database), schema introspection, and the
+registry that hands out adapters by name (see docs/datasources.md)."""
 
 from pytest_nl2sql.datasources.adapter import QUERY_ERROR_KINDS, Adapter, QueryError, QueryResult
 from pytest_nl2sql.datasources.guard import StatementRefused, StatementUnparseable, check_statement
