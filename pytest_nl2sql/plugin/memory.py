@@ -50,6 +50,13 @@ refers to the PRNGs of modules imported earlier (trio's), finds no one and warns
 Hypothesis plugin is active, Hypothesis is imported before the heap is frozen (the process
 would import it at the end anyway).
 
+**Imports.** What a process imports during the run outlives it just as much: sqlglot and
+SQLAlchemy are imported by the first item that needs them (a run whose verdicts are all
+remembered never imports them), after the heap was frozen, and each full collection then walked
+their hundred thousand objects again (about 0.1 s of a serial Spider dev run whose verdicts are
+computed). So after an item that grew ``sys.modules``, the young generations are collected (the
+item's own cyclic garbage) and the heap is frozen again.
+
 **At exit.** When the interpreter shuts down it collects the whole heap again while it frees the
 modules: after a run of many items that walk was the largest single
 cost after the items themselves (0.4 s of a 2.7 s serial Spider dev run, docs/benchmarks.md). The
@@ -194,6 +201,7 @@ class FrozenHeap:
 
     def __init__(self, config: pytest.Config) -> None:
         self.frozen = False
+        self._modules = 0  # len(sys.modules) when last frozen
         # start() runs in a tryfirst pytest_configure, before pytest's unraisable-exception
         # plugin adds its clean-up; clean-ups run last-in first-out, so this one runs after its
         # gc.collect() and after pytest_unconfigure's.
@@ -207,6 +215,15 @@ class FrozenHeap:
                     import hypothesis  # noqa: F401  (module doc: its import reads gc.get_referrers)
             gc.freeze()
             self.frozen = True
+            self._modules = len(sys.modules)
+
+    def pytest_runtest_logfinish(self) -> None:
+        """After an item that imported modules (sqlglot, SQLAlchemy: loaded on the first item
+        that needs them), freeze again: they outlive the run too (module doc, "Imports")."""
+        if self.frozen and len(sys.modules) != self._modules:
+            self._modules = len(sys.modules)
+            gc.collect(1)  # the item's own cyclic garbage (young): not frozen with the modules
+            gc.freeze()
 
     def unfreeze(self) -> None:
         if self.frozen:

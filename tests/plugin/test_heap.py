@@ -82,3 +82,29 @@ def test_the_heap_is_frozen_again_as_the_process_exits(pytester: pytest.Pytester
     result.assert_outcomes(passed=7)
     at_exit = int((pytester.path / "at_exit.txt").read_text())
     assert at_exit > 1000 if heap == "on" else at_exit == 0, at_exit
+
+
+IMPORTS = """
+import gc
+import os
+import sys
+
+def pytest_runtest_call(item):
+    with open("frozen.txt", "a") as fh:
+        fh.write(f"{gc.get_freeze_count()}\\n")
+    if len(open("frozen.txt").read().split()) == 2:
+        sys.path.insert(0, os.getcwd())
+        import heavy_module  # noqa: F401  (imported by the second item, as sqlglot is by the first miss)
+"""
+
+
+def test_modules_an_item_imports_are_frozen_after_it(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(IMPORTS)
+    (pytester.path / "heavy_module.py").write_text("DATA = [[i] for i in range(50_000)]\n")
+    result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
+    result.assert_outcomes(passed=7)
+    during = [int(n) for n in (pytester.path / "frozen.txt").read_text().split()]
+    assert len(during) == 7
+    # the module's 50,000 lists, imported during the second item, are frozen before the third
+    assert during[2] >= during[1] + 50_000, during
+    assert gc.get_freeze_count() == 0  # and given back with the rest at the end
