@@ -19,12 +19,14 @@ SAFE_TABLE_FUNCTIONS: dict[str, frozenset[str]] = {
 }
 
 
-def safe_table_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
+def safe_table_functions(tree: exp.Expression, sql: str, dialect: str) -> bool:
     """Replace each allow-listed table function in FROM (:data:`SAFE_TABLE_FUNCTIONS`) whose
     arguments read nothing by ``(SELECT NULL AS out, ...) AS alias``, in place, for the
     analysis only (the SQL that runs is the one written): its outputs are then names of the
-    query that read no table. Any other table function stays, and is refused."""
+    query that read no table. Any other table function stays, and is refused. Returns whether
+    it replaced one."""
     allowed = SAFE_TABLE_FUNCTIONS.get(dialect.lower(), frozenset())
+    replaced = False
     for table in list(tree.find_all(exp.Table)):
         func = table.this
         if not isinstance(func, exp.Func) or isinstance(table.parent, exp.JoinHint):
@@ -45,3 +47,5 @@ def safe_table_functions(tree: exp.Expression, sql: str, dialect: str) -> None:
             outputs = list(dict.fromkeys([alias_name.lower(), name]))
         select = exp.select(*(exp.alias_(exp.Null(), o) for o in outputs))
         table.replace(exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(alias_name))))
+        replaced = True
+    return replaced

@@ -61,18 +61,81 @@ class _Schema:
         return {t: {c: "UNKNOWN" for c in cols} for t, cols in self.columns.items()}
 
 
-def _lowercase_identifiers(tree: exp.Expression) -> dict[str, str]:
+class _Census:
+    """The nodes of a tree the rules look up by kind, from one walk (in ``find_all``'s order).
+
+    The rules edit the tree in place: folding names and dropping schema qualifiers keep every
+    node listed here; a rule that replaces nodes (a column list alias, a table function) takes
+    a new census. Where a tree has no ``Dot``, no aliased column list and no table function,
+    the rules about them have nothing to do and are skipped.
+    """
+
+    __slots__ = ("columns", "ctes", "dots", "identifiers", "nested_statement", "stars", "tables")
+
+    def __init__(self, tree: exp.Expression) -> None:
+        self.identifiers: list[exp.Identifier] = []
+        self.tables: list[exp.Table] = []
+        self.columns: list[exp.Column] = []
+        self.ctes: list[exp.CTE] = []
+        self.stars: list[exp.Star] = []
+        self.dots = False
+        self.nested_statement = False  # a DML or DDL node below the root
+        for node in tree.walk():
+            kind = type(node)
+            if kind is exp.Identifier:
+                self.identifiers.append(node)  # type: ignore[arg-type]
+            elif kind is exp.Column:
+                self.columns.append(node)  # type: ignore[arg-type]
+            elif kind is exp.Table:
+                self.tables.append(node)  # type: ignore[arg-type]
+            elif kind is exp.Star:
+                self.stars.append(node)  # type: ignore[arg-type]
+            elif kind is exp.CTE:
+                self.ctes.append(node)  # type: ignore[arg-type]
+            else:
+                if isinstance(node, exp.Identifier):
+                    self.identifiers.append(node)  # type: ignore[arg-type]
+                elif isinstance(node, exp.Column):
+                    self.columns.append(node)  # type: ignore[arg-type]
+                elif isinstance(node, exp.Table):
+                    self.tables.append(node)  # type: ignore[arg-type]
+                elif isinstance(node, exp.Star):
+                    self.stars.append(node)  # type: ignore[arg-type]
+                elif isinstance(node, exp.CTE):
+                    self.ctes.append(node)  # type: ignore[arg-type]
+                if isinstance(node, exp.Dot):
+                    self.dots = True
+                if isinstance(node, exp.DML | exp.DDL) and node is not tree:
+                    self.nested_statement = True
+
+    def aliased_column_lists(self) -> bool:
+        """Whether a table is aliased with a column list (``FROM t AS a(x, y)``)."""
+        for table in self.tables:
+            alias = table.args.get("alias")
+            if isinstance(alias, exp.TableAlias) and alias.columns:
+                return True
+        return False
+
+    def table_functions(self) -> bool:
+        """Whether a table of the query is a function call (``FROM generate_series(1, 3)``)."""
+        return any(isinstance(table.this, exp.Func) for table in self.tables)
+
+
+def _lowercase_identifiers(census: _Census) -> dict[str, str]:
     """Fold every identifier to lower case in place; return lower -> first spelling seen."""
     spelled: dict[str, str] = {}
-    for ident in tree.find_all(exp.Identifier):
+    for ident in census.identifiers:
         name = ident.name
-        spelled.setdefault(name.lower(), name)
-        ident.set("this", name.lower())
-        ident.set("quoted", False)
+        lower = name.lower()
+        spelled.setdefault(lower, name)
+        if ident.args.get("this") != lower:
+            ident.set("this", lower)
+        if ident.args.get("quoted") is not False:
+            ident.set("quoted", False)
     return spelled
 
 
-def _parse(sql: str, dialect: str) -> exp.Expression | Validation:
+def _parse(sql: str, dialect: str) -> tuple[exp.Expression, _Census] | Validation:
     try:
         statements = parse_shared(sql, dialect)
     except StatementRefused as refusal:  # too long, too big, nested too deeply
@@ -86,10 +149,11 @@ def _parse(sql: str, dialect: str) -> exp.Expression | Validation:
     if not isinstance(tree, exp.Query):
         first = sql.split(None, 1)[0].upper() if sql.strip() else ""
         return _invalid(f"Only a read-only query (SELECT) may run, got {first}")
-    for node in tree.walk():
-        if isinstance(node, exp.DML | exp.DDL) and node is not tree:
-            return _invalid("Only a read-only query (SELECT) may run")
-    return tree.copy()  # the parse is shared (datasources.memo); the validator edits its tree
+    tree = tree.copy()  # the parse is shared (datasources.memo); the validator edits its tree
+    census = _Census(tree)
+    if census.nested_statement:
+        return _invalid("Only a read-only query (SELECT) may run")
+    return tree, census
 
 
 def _scopes(tree: exp.Expression) -> list[Scope] | Validation:
@@ -104,7 +168,7 @@ def _show(spelled: Mapping[str, str], *parts: str | None) -> str:
 
 
 def _resolve_qualifiers(
-    tree: exp.Expression, dialect: str | None, spelled: Mapping[str, str]
+    census: _Census, dialect: str | None, spelled: Mapping[str, str]
 ) -> list[str] | Validation:
     """Strip the datasource's own schema qualifier from tables and columns, in place.
 
@@ -112,9 +176,9 @@ def _resolve_qualifiers(
     a system catalog, a ``pragma_*`` table function.
     """
     own = _OWN_SCHEMAS.get(dialect, frozenset())
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    ctes = {cte.alias_or_name for cte in census.ctes}
     missing: list[str] = []
-    for table in list(tree.find_all(exp.Table)):
+    for table in census.tables:
         if isinstance(table.parent, exp.JoinHint):
             continue
         if not isinstance(table.this, exp.Identifier):
@@ -132,7 +196,7 @@ def _resolve_qualifiers(
                 # main.t is the base table even where a CTE is called t; do not guess
                 return _invalid("A schema-qualified table has the name of a CTE; rename the CTE")
             table.set("db", None)
-    for col in list(tree.find_all(exp.Column)):
+    for col in census.columns:
         db, catalog = col.args.get("db"), col.args.get("catalog")
         if catalog is not None or (db is not None and db.name not in own):
             missing.append(_show(spelled, col.text("catalog"), col.text("db"), col.table, col.name))
@@ -155,12 +219,14 @@ def _base_tables(scopes: list[Scope]) -> list[exp.Table] | Validation:
 
 def _whole_rows(
     scopes: list[Scope], known: _Schema, dialect: str | None, spelled: Mapping[str, str]
-) -> tuple[set[str], list[str]]:
+) -> tuple[set[str], list[str], bool]:
     """Find whole-row references and SQLite rowid pseudo-columns; replace them by NULL.
 
-    Returns the tables (schema keys) read whole and the references that name nothing.
+    Returns the tables (schema keys) read whole, the references that name nothing and whether
+    it replaced a reference.
     """
     whole: set[str] = set()
+    replaced = False
     missing: list[str] = []
     sqlite = dialect == "sqlite"
     found: list[tuple[Scope, exp.Expression]] = []
@@ -187,6 +253,7 @@ def _whole_rows(
                 continue
             # a derived table's row is its select list, which its own scope reads
             col.replace(exp.Null())
+            replaced = True
             continue
         if not isinstance(col.this, exp.Identifier):
             continue
@@ -197,6 +264,7 @@ def _whole_rows(
                 if isinstance(src, exp.Table) and name not in known.columns.get(src.name, {}):
                     whole.add(src.name)
                     col.replace(exp.Null())
+                    replaced = True
                 continue
             s: Scope | None = scope
             while s is not None:
@@ -206,6 +274,7 @@ def _whole_rows(
                 if tables:
                     whole.update(t.name for t in tables)
                     col.replace(exp.Null())
+                    replaced = True
                     break
                 s = s.parent
             continue
@@ -227,17 +296,22 @@ def _whole_rows(
         }
         if not (is_column or named):
             col.replace(exp.Null())
-    return whole, missing
+            replaced = True
+    return whole, missing, replaced
 
 
-def _alias_column_lists(tree: exp.Expression, known: _Schema) -> Validation | None:
+def _alias_column_lists(census: _Census, known: _Schema) -> Validation | bool:
     """Resolve ``FROM t AS a(x, y, ...)`` on a base table positionally, in place: the table
     becomes ``(SELECT c1 AS x, c2 AS y, ..., the other columns FROM t) AS a``, so a denied
-    column read under another name is still that column. More names than columns: invalid."""
-    ctes = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    referenced = {c.name for c in tree.find_all(exp.Column)}
-    every = any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star))
-    for table in list(tree.find_all(exp.Table)):
+    column read under another name is still that column. More names than columns: invalid.
+    Returns whether a table was replaced."""
+    if not census.aliased_column_lists():
+        return False
+    ctes = {cte.alias_or_name for cte in census.ctes}
+    referenced = {c.name for c in census.columns}
+    every = any(not isinstance(star.parent, exp.Count) for star in census.stars)
+    replaced = False
+    for table in list(census.tables):
         alias = table.args.get("alias")
         if not isinstance(alias, exp.TableAlias) or not alias.columns:
             continue
@@ -260,13 +334,16 @@ def _alias_column_lists(tree: exp.Expression, known: _Schema) -> Validation | No
             *(exp.alias_(exp.column(c), n) if c != n else exp.column(c) for c, n in keep)
         ).from_(exp.Table(this=exp.to_identifier(table.name)))
         table.replace(exp.Subquery(this=select, alias=exp.TableAlias(this=exp.to_identifier(alias.name))))
-    return None
+        replaced = True
+    return replaced
 
 
-def _narrow_field_selections(scopes: list[Scope], known: _Schema) -> None:
+def _narrow_field_selections(scopes: list[Scope], known: _Schema) -> bool:
     """Rewrite ``(alias).col`` and ``(alias.*).col`` as ``alias.col``, in place, so that they
     read that one column and not the whole row. Only where ``alias`` names a table or
-    subquery of the query and no column of it (checked by :func:`_field_selections` first)."""
+    subquery of the query and no column of it (checked by :func:`_field_selections` first).
+    Returns whether it rewrote one."""
+    narrowed = False
     for scope in scopes:
         for dot in list(scope.walk()):
             if not isinstance(dot, exp.Dot) or not isinstance(dot.this, exp.Paren):
@@ -289,6 +366,8 @@ def _narrow_field_selections(scopes: list[Scope], known: _Schema) -> None:
                 if s is not None:
                     continue
             dot.replace(exp.column(field.name, table=name))
+            narrowed = True
+    return narrowed
 
 
 def _field_selections(scopes: list[Scope], known: _Schema) -> str | None:
@@ -360,15 +439,18 @@ def _validate(
     parsed = _parse(sql, d)
     if isinstance(parsed, Validation):
         return parsed
-    tree = parsed
-    spelled = _lowercase_identifiers(tree)
+    tree, census = parsed
+    spelled = _lowercase_identifiers(census)
     known = _Schema(schema)
-    renamed = _alias_column_lists(tree, known)
+    renamed = _alias_column_lists(census, known)
     if isinstance(renamed, Validation):
         return cannot_analyse(renamed.message) if restricted else renamed
-    safe_table_functions(tree, sql, dialect)
+    if renamed:
+        census = _Census(tree)
+    if census.table_functions() and safe_table_functions(tree, sql, dialect):
+        census = _Census(tree)
 
-    qualified = _resolve_qualifiers(tree, d, spelled)
+    qualified = _resolve_qualifiers(census, d, spelled)
     if isinstance(qualified, Validation):
         return qualified
     if qualified:
@@ -384,16 +466,19 @@ def _validate(
     if missing:
         return miss(missing)
 
-    fields = _field_selections(scopes, known)
-    if fields is not None:
-        return _refused() if restricted else _invalid(fields)
-    _narrow_field_selections(scopes, known)
-    whole, missing = _whole_rows(scopes, known, d, spelled)
+    narrowed = False
+    if census.dots:  # no Dot in the tree: no field selection to check or narrow
+        fields = _field_selections(scopes, known)
+        if fields is not None:
+            return _refused() if restricted else _invalid(fields)
+        narrowed = _narrow_field_selections(scopes, known)
+    whole, missing, replaced = _whole_rows(scopes, known, d, spelled)
     if missing:
         return miss(missing)
-    scopes = _scopes(tree)
-    if isinstance(scopes, Validation):
-        return scopes if not restricted else cannot_analyse("")
+    if narrowed or replaced:  # the scopes read the tree as it was: read it again
+        scopes = _scopes(tree)
+        if isinstance(scopes, Validation):
+            return scopes if not restricted else cannot_analyse("")
 
     # Qualified references to columns a base table does not have; sqlglot stops at the first.
     missing = []
