@@ -57,6 +57,14 @@ their hundred thousand objects again (about 0.1 s of a serial Spider dev run who
 computed). So after an item that grew ``sys.modules``, the young generations are collected (the
 item's own cyclic garbage) and the heap is frozen again.
 
+**Young garbage.** Computing a guard or validator verdict builds sqlglot trees, whose nodes
+point at their parents: reference cycles, freed only by the collector. At CPython's default
+threshold (a collection of the youngest generation every 700 net allocations) a tree is still
+being built at most collections, so it survives into the older generations and is walked again
+there. While items run the threshold is 10,000 (cyclic garbage waits a little longer; ~0.06 s
+of the 0.65 s a Spider dev run spends computing its 972 verdicts), and the value found is given
+back with the heap (unless something else changed it meanwhile; a collector turned off is left off).
+
 **At exit.** When the interpreter shuts down it collects the whole heap again while it frees the
 modules: after a run of many items that walk was the largest single
 cost after the items themselves (0.4 s of a 2.7 s serial Spider dev run, docs/benchmarks.md). The
@@ -202,6 +210,7 @@ class FrozenHeap:
     def __init__(self, config: pytest.Config) -> None:
         self.frozen = False
         self._modules = 0  # len(sys.modules) when last frozen
+        self._threshold: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # (found, ours)
         # start() runs in a tryfirst pytest_configure, before pytest's unraisable-exception
         # plugin adds its clean-up; clean-ups run last-in first-out, so this one runs after its
         # gc.collect() and after pytest_unconfigure's.
@@ -216,6 +225,10 @@ class FrozenHeap:
             gc.freeze()
             self.frozen = True
             self._modules = len(sys.modules)
+            before = gc.get_threshold()
+            if before[0] and before[0] < YOUNG_THRESHOLD:  # 0: the collector is off; leave it
+                self._threshold = (before, (YOUNG_THRESHOLD, *before[1:]))
+                gc.set_threshold(*self._threshold[1])
 
     def pytest_runtest_logfinish(self) -> None:
         """After an item that imported modules (sqlglot, SQLAlchemy: loaded on the first item
@@ -229,8 +242,17 @@ class FrozenHeap:
         if self.frozen:
             self.frozen = False
             gc.unfreeze()
+            if self._threshold is not None:
+                before, ours = self._threshold
+                self._threshold = None
+                if gc.get_threshold() == ours:  # nobody set it since: give back what we found
+                    gc.set_threshold(*before)
             _freeze_at_exit()
 
+
+#: The youngest generation's threshold while items run (CPython's default is 700; module doc,
+#: "Young garbage").
+YOUNG_THRESHOLD = 10_000
 
 _AT_EXIT: list[bool] = []
 

@@ -108,3 +108,36 @@ def test_modules_an_item_imports_are_frozen_after_it(pytester: pytest.Pytester, 
     # the module's 50,000 lists, imported during the second item, are frozen before the third
     assert during[2] >= during[1] + 50_000, during
     assert gc.get_freeze_count() == 0  # and given back with the rest at the end
+
+
+THRESHOLD = """
+import gc
+
+def pytest_runtest_call(item):
+    with open("threshold.txt", "a") as fh:
+        fh.write(f"{gc.get_threshold()[0]}\\n")
+"""
+
+
+def test_young_garbage_is_collected_less_often_while_items_run(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(THRESHOLD)
+    before = gc.get_threshold()
+    result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
+    result.assert_outcomes(passed=7)
+    during = {int(n) for n in (pytester.path / "threshold.txt").read_text().split()}
+    assert during == {10_000}
+    assert gc.get_threshold() == before  # given back
+
+
+def test_a_collector_turned_off_stays_off(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(THRESHOLD)
+    before = gc.get_threshold()
+    gc.set_threshold(0, before[1], before[2])
+    try:
+        result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
+        result.assert_outcomes(passed=7)
+        during = {int(n) for n in (pytester.path / "threshold.txt").read_text().split()}
+        assert during == {0}
+        assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)
