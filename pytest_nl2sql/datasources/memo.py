@@ -159,6 +159,7 @@ class VerdictStore:
         self._code = ""
         self._lock = threading.Lock()
         self.hits = 0
+        self._canonicals: dict[Any, Any] = {}
 
     def enable(self, folder: Path | None) -> None:
         with self._lock:
@@ -178,10 +179,27 @@ class VerdictStore:
         if not self._code:
             self._code = _code_digest()
         try:
-            raw = json.dumps([self._code, *(canonical(p) for p in parts)], ensure_ascii=False, separators=(",", ":"))
+            raw = json.dumps([self._code, *(self._canonical(p) for p in parts)], ensure_ascii=False, separators=(",", ":"))
         except (TypeError, ValueError, RecursionError):
             return None
         return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _canonical(self, part: Any) -> Any:
+        """:func:`canonical`, once per frozen attrs value (a role's policy: the same for every
+        verdict of a run, and sorting its sets was most of a key's cost)."""
+        kind = type(part)
+        if getattr(kind, "__attrs_attrs__", None) is None or kind.__hash__ in (None, object.__hash__):
+            return canonical(part)  # not an attrs value hashed by its fields (frozen): computed each time
+        try:
+            found = self._canonicals.get(part)
+        except TypeError:  # not hashable: no value to key on
+            return canonical(part)
+        if found is None:
+            found = canonical(part)
+            if len(self._canonicals) >= 64:
+                self._canonicals.clear()
+            self._canonicals[part] = found
+        return found
 
     def lookup(self, key: str | None) -> Any:
         if key is None:

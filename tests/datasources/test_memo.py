@@ -42,3 +42,30 @@ def test_the_least_recently_used_entry_goes_first() -> None:
     memo.get("c", lambda: "C")  # b goes
     assert memo.get("a", lambda: "again") == "A"
     assert memo.get("b", lambda: "B2") == "B2"
+
+
+def test_a_store_key_names_the_policy_by_its_value(tmp_path) -> None:
+    """A role's policy is part of a validator verdict's key: equal policies give one key, a
+    changed one another, and a policy whose fields can change is read afresh each time."""
+    import attrs
+
+    from pytest_nl2sql.config.policy import RolePolicy
+    from pytest_nl2sql.datasources.memo import VerdictStore
+
+    store = VerdictStore()
+    store.enable(tmp_path)
+    reader = RolePolicy("reader", datasources=frozenset({"shop"}), deny_tables=frozenset({("shop", "customers")}))
+    same = RolePolicy("reader", datasources=frozenset({"shop"}), deny_tables=frozenset({("shop", "customers")}))
+    other = RolePolicy("reader", datasources=frozenset({"shop"}), deny_tables=frozenset({("shop", "orders")}))
+    first = store.key("validator", "SELECT 1", reader)
+    assert store.key("validator", "SELECT 1", reader) == store.key("validator", "SELECT 1", same) == first
+    assert store.key("validator", "SELECT 1", other) != first
+
+    @attrs.define(eq=False)
+    class Loose:  # hashed by identity, fields that change
+        tables: list[str]
+
+    loose = Loose(["a"])
+    before = store.key("validator", "SELECT 1", loose)
+    loose.tables.append("b")
+    assert store.key("validator", "SELECT 1", loose) != before
