@@ -114,7 +114,7 @@ def _gold_digest(case: Any, role: str) -> str:
     """What the item is judged against -- its expected outcome, gold SQL and rows -- hashed:
     ``report compare`` lists an item whose digest changed as "case changed", not as a flip."""
     def rows(rs: Any) -> Any:
-        return None if rs is None else [[plain(v) for v in (r.values() if isinstance(r, Mapping) else r)] for r in rs]
+        return None if rs is None else [[_plain(v) for v in (r.values() if isinstance(r, Mapping) else r)] for r in rs]
 
     expected = case.outcome.get(role) if isinstance(getattr(case, "outcome", None), Mapping) else None
     content = {
@@ -125,6 +125,18 @@ def _gold_digest(case: Any, role: str) -> str:
         "alt_rows": [rows(r) for r in getattr(case, "alt_rows", ()) or ()],
     }
     return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+#: Values ``plain`` returns as they are, by exact type (an int only while it is small).
+_AS_THEY_ARE = frozenset({str, float, bool, type(None)})
+
+
+def _plain(v: Any) -> Any:
+    """``plain(v)``, without a call for the values of most rows (text, numbers, None)."""
+    t = type(v)
+    if t in _AS_THEY_ARE or (t is int and v.bit_length() <= 64):
+        return v
+    return plain(v)
 
 
 def _test_suite_record(scores: Sequence[Score]) -> dict[str, Any]:
