@@ -392,7 +392,8 @@ class Nl2sqlRun:
         case, role, mode = item.case, item.role, self.settings.mode
         answer, route = asked.answer, asked.route
         refusal = getattr(self._engine, "refusal_message", None)
-        suite = self.suites.get(Path(item.path))
+        path = item.path
+        suite = self.suites.get(path if isinstance(path, Path) else Path(path))  # a node's path is a Path: no copy to hash
         ctx = ScoreContext(
             case=case,
             role=role,
