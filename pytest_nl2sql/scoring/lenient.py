@@ -50,12 +50,16 @@ def period_label(value: Any) -> Any:
     return value
 
 
-#: Values ``period_label`` returns as they are, by exact type: no call for them.
+#: Values ``period_label`` returns as they are, by exact type: no call for them (nor for a
+#: text without "-01", which no first of a month lacks).
 _NEVER_A_PERIOD = frozenset({int, float, bool, type(None), bytes})
 
 
 def _labelled(rows: Sequence[tuple]) -> list[tuple]:
-    return [tuple([v if type(v) in _NEVER_A_PERIOD else period_label(v) for v in r]) for r in rows]
+    return [
+        tuple([v if (t := type(v)) in _NEVER_A_PERIOD or (t is str and "-01" not in v) else period_label(v) for v in r])
+        for r in rows
+    ]
 
 
 def lenient_reading(answer: Any, case: Any, rule: MatchRule) -> dict[str, Any] | None:
