@@ -64,3 +64,53 @@ def test_the_match_rule_is_the_one_build_gives(suite_match: Any, case_match: Any
 def test_a_match_setting_that_is_not_valid_is_still_an_error() -> None:
     with pytest.raises(ValueError, match="unknown match setting"):
         match_rule({"no_such": 1}, None, False)
+
+
+SUITE = """\
+version: 1
+cases:
+- id: c1
+  question: How many?
+  datasources: [db]
+  status: approved
+  origin: hand
+  outcome: {admin: allowed, viewer: refused}
+  sql: SELECT COUNT(*) AS n FROM t
+  rows:
+  - {n: ROWS}
+"""
+
+
+def _case(tmp_path: Any, rows: int) -> Any:
+    from pytest_nl2sql.suitefile.loader import load_suite
+
+    path = tmp_path / "s.yaml"
+    path.write_text(SUITE.replace("ROWS", str(rows)))
+    (case,) = load_suite(path, write_cache=False).cases
+    return case
+
+
+def test_the_gold_digest_of_a_case_is_its_own_per_role_and_an_edited_case_is_hashed_again(tmp_path: Any) -> None:
+    from pytest_nl2sql.reporting.report import _DIGESTS, gold_digest_of
+
+    case = _case(tmp_path, 3)
+    admin, viewer = gold_digest_of(case, "admin"), gold_digest_of(case, "viewer")
+    assert (admin, viewer) == (_gold_digest(case, "admin"), _gold_digest(case, "viewer")) and admin != viewer
+    assert gold_digest_of(case, "admin") == admin  # remembered
+    edited = _case(tmp_path, 4)  # the suite edited and read again: another case, another digest
+    assert gold_digest_of(edited, "admin") == _gold_digest(edited, "admin") != admin
+    key = id(case)
+    del case
+    import gc
+
+    gc.collect()
+    assert key not in _DIGESTS  # a case's entry goes with it
+
+
+def test_a_case_that_is_not_a_suite_s_is_hashed_each_time() -> None:
+    from pytest_nl2sql.reporting.report import gold_digest_of
+
+    case = SimpleNamespace(outcome={"admin": Outcome.ALLOWED}, sql="SELECT 1", rows=({"a": 1},), alt_sql=(), alt_rows=())
+    first = gold_digest_of(case, "admin")
+    case.rows = ({"a": 2},)  # a mutable stand-in: never remembered
+    assert gold_digest_of(case, "admin") == _gold_digest(case, "admin") != first
