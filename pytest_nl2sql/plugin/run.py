@@ -80,6 +80,7 @@ class Nl2sqlRun:
         self.llm_ledgers: dict[str, CostLedger] = {}  # --nl2sql-llm with --nl2sql-max-cost: each config's share
         self.ledger: CostLedger | None = None
         self.baselines: dict[Path, Baseline] = {}
+        self._baseline_of: dict[Path, Baseline | None] = {}  # suite path -> its baseline (or none), looked up once a run
         self.records: list[dict[str, Any]] = []
         self.fixed: list[str] = []
         self.worker_crashes: list[str] = []
@@ -391,7 +392,8 @@ class Nl2sqlRun:
         case, role, mode = item.case, item.role, self.settings.mode
         answer, route = asked.answer, asked.route
         refusal = getattr(self._engine, "refusal_message", None)
-        suite = self.suites.get(Path(item.path))
+        path = item.path
+        suite = self.suites.get(path if isinstance(path, Path) else Path(path))  # a node's path is a Path: no copy to hash
         ctx = ScoreContext(
             case=case,
             role=role,
@@ -448,6 +450,17 @@ class Nl2sqlRun:
 
     # -- baselines -----------------------------------------------------------------------
     def baseline_for(self, suite_path: Path) -> Baseline | None:
+        """The baseline of a suite (--nl2sql-baseline, else beside it), or None: found once a
+        run (every item asks; precheck asked first), so an item costs no stat of the file."""
+        try:
+            return self._baseline_of[suite_path]
+        except KeyError:
+            pass
+        found = self._baseline_for(suite_path)
+        self._baseline_of[suite_path] = found
+        return found
+
+    def _baseline_for(self, suite_path: Path) -> Baseline | None:
         path = self.settings.baseline or beside(suite_path)
         if path not in self.baselines:
             if not (path.exists() or path.is_symlink()) and not self.settings.update_baseline:

@@ -38,19 +38,30 @@ def slim(record: Mapping[str, Any], shared: dict[Any, Any] | None = None) -> dic
     """The fields of ``record`` the run summary and the terminal lines read (module doc); with
     ``shared`` (a spool's), its nested lists and dicts equal to an earlier view's are that view's
     objects (see ``_shared``)."""
-    from pytest_nl2sql.reporting.figures import NOT_ASKED
+    shared = {} if shared is None else shared
+    out: dict[str, Any] = {}
+    for k, v in record.items():  # one pass: the heavy fields left out, the rest shared (_shared)
+        if k in _HEAVY:
+            continue
+        if k == "error":
+            if isinstance(v, str) and not v.startswith(_not_asked()):
+                v = None  # only fail fast's "not asked: ..." is counted
+        elif k == "scores" and isinstance(v, Mapping):
+            v = {name: {n: x for n, x in s.items() if n != "detail"} if isinstance(s, Mapping) else s for name, s in v.items()}
+        out[_intern(k) if type(k) is str else k] = _shared(v, shared, True)
+    return out
 
-    out = {k: v for k, v in record.items() if k not in _HEAVY}
-    error = out.get("error")
-    if isinstance(error, str) and not error.startswith(NOT_ASKED):
-        out["error"] = None  # only fail fast's "not asked: ..." is counted
-    scores = out.get("scores")
-    if isinstance(scores, Mapping):
-        out["scores"] = {
-            name: {k: v for k, v in s.items() if k != "detail"} if isinstance(s, Mapping) else s for name, s in scores.items()
-        }
-    return _shared(out, {} if shared is None else shared, False)
 
+def _not_asked() -> str:
+    global _NOT_ASKED
+    if _NOT_ASKED is None:
+        from pytest_nl2sql.reporting.figures import NOT_ASKED
+
+        _NOT_ASKED = NOT_ASKED
+    return _NOT_ASKED
+
+
+_NOT_ASKED: str | None = None
 
 #: How many distinct nested values a spool shares at most (then new ones are kept as they are).
 SHARED_MAX = 1 << 16
@@ -67,8 +78,19 @@ def _shared(value: Any, shared: dict[Any, Any], nested: bool) -> Any:
         return _intern(value)
     if kind is float:
         return _FLOATS.get(value, value)
+    if kind is int or kind is bool or value is None:
+        return value
     if kind is dict:
-        out: Any = {_intern(k) if type(k) is str else k: _shared(v, shared, True) for k, v in value.items()}
+        out: Any = {}
+        for k, v in value.items():  # the scalars of a JSON record here, without a call each
+            t = type(v)
+            if t is str:
+                v = _intern(v)
+            elif t is float:
+                v = _FLOATS.get(v, v)
+            elif not (t is int or t is bool or v is None):
+                v = _shared(v, shared, True)
+            out[_intern(k) if type(k) is str else k] = v
     elif kind is list:
         out = [_shared(v, shared, True) for v in value]
     else:  # anything else as it is; a subclass of those (an enum with a str mixin, an OrderedDict) as its base
@@ -80,9 +102,9 @@ def _shared(value: Any, shared: dict[Any, Any], nested: bool) -> Any:
         return out
     try:
         if kind is dict:
-            key: Any = (dict, tuple((k, id(v) if type(v) in _CONTAINERS else (type(v), v)) for k, v in out.items()))
+            key: Any = (dict, tuple([(k, id(v) if type(v) in _CONTAINERS else (type(v), v)) for k, v in out.items()]))
         else:
-            key = (list, tuple(id(v) if type(v) in _CONTAINERS else (type(v), v) for v in out))
+            key = (list, tuple([id(v) if type(v) in _CONTAINERS else (type(v), v) for v in out]))
         seen = shared.get(key)
     except TypeError:  # an unhashable value (not from a JSON record): kept as it is
         return out

@@ -43,13 +43,23 @@ def period_label(value: Any) -> Any:
     if isinstance(value, dt.date):
         return f"{value.year:04d}-{value.month:02d}" if value.day == 1 else value
     if isinstance(value, str):
+        if "-01" not in value:  # every first of a month holds it (_FIRST_OF_MONTH)
+            return value
         m = _FIRST_OF_MONTH.match(value.strip())
         return m.group(1) if m else value
     return value
 
 
+#: Values ``period_label`` returns as they are, by exact type: no call for them (nor for a
+#: text without "-01", which no first of a month lacks).
+_NEVER_A_PERIOD = frozenset({int, float, bool, type(None), bytes})
+
+
 def _labelled(rows: Sequence[tuple]) -> list[tuple]:
-    return [tuple(period_label(v) for v in r) for r in rows]
+    return [
+        tuple([v if (t := type(v)) in _NEVER_A_PERIOD or (t is str and "-01" not in v) else period_label(v) for v in r])
+        for r in rows
+    ]
 
 
 def lenient_reading(answer: Any, case: Any, rule: MatchRule) -> dict[str, Any] | None:

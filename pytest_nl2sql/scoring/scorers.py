@@ -113,7 +113,7 @@ def _result_match(ctx: ScoreContext) -> Score | None:
     if case.rows is None:
         return Score("result_match", False, 0.0, "the case has no rows yet: run regenerate (--nl2sql-regenerate)")
     try:
-        rule = MatchRule.build(ctx.suite_match, case.match, order_matters=case.order_matters)
+        rule = match_rule(ctx.suite_match, case.match, case.order_matters)
     except (TypeError, ValueError) as exc:
         return Score("result_match", False, 0.0, f"the case's match settings are not valid: {exc}")
     try:
@@ -141,6 +141,17 @@ def _result_match(ctx: ScoreContext) -> Score | None:
 
 
 result_match = _result_match  # the clarification scorer compares a follow-up answer with it
+
+#: The rule of an item with no ``match:`` settings (neither the suite's nor the case's), by
+#: ``order_matters``: a frozen value, built once instead of once per item.
+_DEFAULT_RULES = {False: MatchRule(order_matters=False), True: MatchRule(order_matters=True)}
+
+
+def match_rule(suite_match: Any, case_match: Any, order_matters: Any) -> MatchRule:
+    """``MatchRule.build(suite_match, case_match, order_matters=order_matters)``."""
+    if not suite_match and not case_match and type(order_matters) is bool:
+        return _DEFAULT_RULES[order_matters]
+    return MatchRule.build(suite_match, case_match, order_matters=order_matters)
 
 
 def _test_suite(ctx: ScoreContext, rule: MatchRule, gold_sql: str | None) -> Score:
@@ -296,7 +307,7 @@ class BuiltinScorers:
 def _lenient_match(ctx: ScoreContext) -> list[Score]:
     """``lenient_match`` beside a ``result_match`` miss (lenient.py): reported, never gating."""
     try:
-        rule = MatchRule.build(ctx.suite_match, ctx.case.match, order_matters=ctx.case.order_matters)
+        rule = match_rule(ctx.suite_match, ctx.case.match, ctx.case.order_matters)
         reading = lenient_reading(ctx.answer, ctx.case, rule)
     except Exception as exc:  # noqa: BLE001 -- the lenient reading never breaks an item
         return [Score("lenient_match", None, None, f"not computed: {type(exc).__name__}", gating=False, data={"matched": None})]

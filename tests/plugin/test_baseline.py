@@ -164,3 +164,19 @@ def test_the_shipped_routing_baseline_gates_only_mode_retrieval() -> None:
     assert b.version == 2 and b.entries
     assert {e.mode for e in b.entries.values()} == {"retrieval"}
     assert {e.scorer for e in b.entries.values()} == {"routing"}
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_each_suite_of_a_run_is_gated_by_its_own_baseline(pytester: pytest.Pytester, project: Path, workers: str) -> None:
+    """The baseline is looked up once per suite of a run (plugin/run.py, ``baseline_for``):
+    two suites, the same broken case in each, a baseline beside the second one only."""
+    _break(project, "mini_002")
+    other = project / "evals" / "other.yaml"
+    other.write_text((project / "evals" / "mini.yaml").read_text())
+    _write_baseline(project / "evals" / "other.baseline.json", ["other.yaml::mini_002[admin]", "other.yaml::mini_002[viewer]"])
+    result = pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--nl2sql-suite", "evals/other.yaml", "-n", workers, "-rfx")
+    result.assert_outcomes(passed=10, failed=2, xfailed=2)
+    result.stdout.fnmatch_lines_random([
+        "FAILED evals/mini.yaml::mini_002?admin?*", "FAILED evals/mini.yaml::mini_002?viewer?*",
+        "XFAIL evals/other.yaml::mini_002?admin?*", "XFAIL evals/other.yaml::mini_002?viewer?*",
+    ])

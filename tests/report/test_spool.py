@@ -73,3 +73,17 @@ def test_subclasses_of_plain_types_are_read_as_their_base(tmp_path: Path) -> Non
     assert view["verdict"] == "passed" and type(view["verdict"]) is str
     assert view["llm"] == {"calls": 0} and type(view["llm"]) is dict
     spool.close()
+
+
+def test_a_view_keeps_only_fail_fast_s_error_and_no_detail(tmp_path: Path) -> None:
+    from pytest_nl2sql.reporting.figures import NOT_ASKED
+
+    spool = RecordSpool(tmp_path)
+    spool.add({"nodeid": "a", "error": f"{NOT_ASKED} the server is down", "scores": {"outcome": {"passed": False, "detail": "x"}}})
+    spool.add({"nodeid": "b", "error": "OperationalError: boom", "scores": {"outcome": "odd"}, "sql": "SELECT 1", "tags": []})
+    a, b = spool.views()
+    assert a == {"nodeid": "a", "error": f"{NOT_ASKED} the server is down", "scores": {"outcome": {"passed": False}}}
+    assert b == {"nodeid": "b", "error": None, "scores": {"outcome": "odd"}, "tags": []}
+    assert list(a) == ["nodeid", "error", "scores"] and list(b) == ["nodeid", "error", "scores", "tags"]  # the record's order
+    assert spool.get("b")["error"] == "OperationalError: boom" and spool.get("b")["sql"] == "SELECT 1"  # the record, whole
+    spool.close()
