@@ -220,8 +220,14 @@ class FrozenHeap:
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if not self.frozen and gc.get_freeze_count() == 0:
             if session.config.pluginmanager.hasplugin("hypothesispytest") and not hasattr(session.config, "workerinput"):
-                with contextlib.suppress(Exception):
-                    import hypothesis  # noqa: F401  (module doc: its import reads gc.get_referrers)
+                paused = gc.isenabled()
+                gc.disable()  # its import allocates enough for full collections of the unfrozen heap
+                try:
+                    with contextlib.suppress(Exception):
+                        import hypothesis  # noqa: F401  (module doc: its import reads gc.get_referrers)
+                finally:
+                    if paused:
+                        gc.enable()
             gc.freeze()
             self.frozen = True
             self._modules = len(sys.modules)
