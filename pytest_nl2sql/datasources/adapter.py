@@ -36,7 +36,7 @@ from pytest_nl2sql.datasources.budget import (
     PG_OVER_BUDGET,
     OverBudget,
     pg_bounded,
-    value_bytes,
+    row_bytes,
 )
 from pytest_nl2sql.datasources.deadline import DEFAULT_UNREACHABLE_AFTER, GRACE_S, ClientDeadline
 from pytest_nl2sql.datasources.duckchild import CHILD_MEMORY_BYTES, ChildPool
@@ -485,7 +485,7 @@ class Adapter:
             if not batch:
                 break
             for row in batch:
-                size += value_bytes(row)
+                size += row_bytes(row)
             rows.extend(batch)
             if size > self.max_result_bytes:
                 raise OverBudget(size)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_RESULT_BYTES", "PG_OVER_BUDGET", "OverBudget", "pg_bounded", "value_bytes"]
+__all__ = ["DEFAULT_MAX_RESULT_BYTES", "PG_OVER_BUDGET", "OverBudget", "pg_bounded", "row_bytes", "value_bytes"]
 
 #: The most bytes one result may hold (its values' sizes, counted while fetching), by default.
 DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024
@@ -28,6 +28,27 @@ def value_bytes(value: Any, depth: int = 0) -> int:
     if depth >= 4 and isinstance(value, (tuple, list, dict)):
         return len(repr(value))
     return 16
+
+
+#: Values counted as 16 bytes (``value_bytes``), by exact type.
+_FIXED_SIZE = frozenset({int, float, bool, type(None)})
+
+
+def row_bytes(row: Any) -> int:
+    """``value_bytes(row)``, without a call per value for a tuple of the scalars a database
+    driver returns (the budget is counted for every row fetched)."""
+    if type(row) is not tuple:
+        return value_bytes(row)
+    size = 8
+    for v in row:
+        kind = type(v)
+        if kind is str or kind is bytes:
+            size += len(v) + 8
+        elif kind in _FIXED_SIZE:
+            size += 16
+        else:
+            size += value_bytes(v, 1)
+    return size
 
 
 def pg_bounded(sql: str, max_result_bytes: int) -> str:

@@ -100,8 +100,18 @@ def json_value(value: Any) -> Any:
     return value
 
 
+#: The types ``normalize_value`` returns as they are (by exact type).
+_NORMAL_TYPES = frozenset({int, float, str, type(None)})
+
+
 def normalize_row(row: Any) -> tuple:
-    """Normalize every value of one result row."""
+    """Normalize every value of one result row (a tuple already normal is returned as it is)."""
+    if type(row) is tuple:
+        for v in row:
+            if type(v) not in _NORMAL_TYPES:
+                break
+        else:
+            return row
     return tuple(normalize_value(v) for v in row)
 
 
