@@ -85,7 +85,7 @@ def resolve_plain(
             continue
         if not isinstance(expr, exp.Select) or not _only(expr, _SIMPLE_SELECT_ARGS):
             return None
-        if not (scope.is_root or scope.is_subquery or scope.is_derived_table or scope.is_cte):
+        if not (scope.is_root or scope.is_subquery or scope.is_derived_table or scope.is_cte or scope.is_set_operation):
             return None
         with_ = expr.args.get("with_")
         if with_ is not None and with_.args.get("recursive"):
