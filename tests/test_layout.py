@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pytest_nl2sql"
 STAGES = {
     "errors": 0,
     "safetext": 0,
+    "collector": 0,
     "config": 0,
     "suitefile": 1,
     "datasources": 2,

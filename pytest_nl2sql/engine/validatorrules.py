@@ -61,6 +61,20 @@ class _Schema:
         return {t: {c: "UNKNOWN" for c in cols} for t, cols in self.columns.items()}
 
 
+#: The lists of :class:`_Census`, each with the node class it holds (a subclass goes to the first
+#: that it is a subclass of).
+_LISTED = (("identifiers", exp.Identifier), ("columns", exp.Column), ("tables", exp.Table),
+           ("stars", exp.Star), ("ctes", exp.CTE))
+#: Per node class: (the census list it goes to or None, whether it is a Dot, a DML or DDL node).
+_KINDS: dict[type, tuple[str | None, bool, bool]] = {}
+
+
+def _kind(kind: type) -> tuple[str | None, bool, bool]:
+    listed = next((name for name, base in _LISTED if issubclass(kind, base)), None)
+    found = _KINDS[kind] = (listed, issubclass(kind, exp.Dot), issubclass(kind, (exp.DML, exp.DDL)))
+    return found
+
+
 class _Census:
     """The nodes of a tree the rules look up by kind, from one walk (in ``find_all``'s order).
 
@@ -80,33 +94,17 @@ class _Census:
         self.stars: list[exp.Star] = []
         self.dots = False
         self.nested_statement = False  # a DML or DDL node below the root
+        lists = {"identifiers": self.identifiers, "columns": self.columns, "tables": self.tables,
+                 "stars": self.stars, "ctes": self.ctes}
         for node in tree.walk():
             kind = type(node)
-            if kind is exp.Identifier:
-                self.identifiers.append(node)  # type: ignore[arg-type]
-            elif kind is exp.Column:
-                self.columns.append(node)  # type: ignore[arg-type]
-            elif kind is exp.Table:
-                self.tables.append(node)  # type: ignore[arg-type]
-            elif kind is exp.Star:
-                self.stars.append(node)  # type: ignore[arg-type]
-            elif kind is exp.CTE:
-                self.ctes.append(node)  # type: ignore[arg-type]
-            else:
-                if isinstance(node, exp.Identifier):
-                    self.identifiers.append(node)  # type: ignore[arg-type]
-                elif isinstance(node, exp.Column):
-                    self.columns.append(node)  # type: ignore[arg-type]
-                elif isinstance(node, exp.Table):
-                    self.tables.append(node)  # type: ignore[arg-type]
-                elif isinstance(node, exp.Star):
-                    self.stars.append(node)  # type: ignore[arg-type]
-                elif isinstance(node, exp.CTE):
-                    self.ctes.append(node)  # type: ignore[arg-type]
-                if isinstance(node, exp.Dot):
-                    self.dots = True
-                if isinstance(node, exp.DML | exp.DDL) and node is not tree:
-                    self.nested_statement = True
+            listed, dot, statement = _KINDS.get(kind) or _kind(kind)
+            if listed is not None:
+                lists[listed].append(node)
+            if dot:
+                self.dots = True
+            if statement and node is not tree:
+                self.nested_statement = True
 
     def aliased_column_lists(self) -> bool:
         """Whether a table is aliased with a column list (``FROM t AS a(x, y)``)."""

@@ -88,6 +88,8 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
+from pytest_nl2sql import collector
+
 __all__ = ["FrozenHeap", "ReportKeeper", "SlimReport"]
 
 _NO_KEYWORDS: Any = MappingProxyType({})
@@ -220,14 +222,9 @@ class FrozenHeap:
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if not self.frozen and gc.get_freeze_count() == 0:
             if session.config.pluginmanager.hasplugin("hypothesispytest") and not hasattr(session.config, "workerinput"):
-                paused = gc.isenabled()
-                gc.disable()  # its import allocates enough for full collections of the unfrozen heap
-                try:
-                    with contextlib.suppress(Exception):
-                        import hypothesis  # noqa: F401  (module doc: its import reads gc.get_referrers)
-                finally:
-                    if paused:
-                        gc.enable()
+                # its import allocates enough for full collections of the unfrozen heap
+                with collector.paused(), contextlib.suppress(Exception):
+                    import hypothesis  # noqa: F401  (module doc: its import reads gc.get_referrers)
             gc.freeze()
             self.frozen = True
             self._modules = len(sys.modules)

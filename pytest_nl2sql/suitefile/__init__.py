@@ -5,6 +5,6 @@ byte-exact writer and its lock (``writer``), the 0.6 migration (``legacy``), the
 (``digest``), the value rules rows are compared under (``values``) and the suite cache
 (``cache``).
 
-May import: ``pytest_nl2sql.errors`` and third-party libraries only. Every other stage
+May import: ``pytest_nl2sql.errors``, ``pytest_nl2sql.collector`` and third-party libraries only. Every other stage
 imports from here; nothing here imports from another stage.
 """

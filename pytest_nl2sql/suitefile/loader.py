@@ -12,16 +12,14 @@ a format that can run code). Free-form values (``plan``) may nest at most
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pytest_nl2sql import collector
 from pytest_nl2sql.errors import Problem, SuiteError
 from pytest_nl2sql.suitefile import cache, clarifications
 from pytest_nl2sql.suitefile.fields import (
@@ -402,7 +400,10 @@ def parse_suite(
     sha256: str = "",
 ) -> EvalSuite:
     """Parse suite text; raise ``SuiteError`` listing every problem."""
-    with _collector_paused():
+    # the nodes and cases hold no reference cycles; every few hundred of a large suite's hundred
+    # thousand nodes the collector walked the whole heap again (a third of reading Spider dev's
+    # 972 cases in a pytest run)
+    with collector.paused():
         try:
             root = compose(text)
         except YamlSyntaxError as exc:
@@ -417,22 +418,6 @@ def parse_suite(
     if parser.problems:
         raise SuiteError(parser.problems)
     return EvalSuite(path=path, cases=cases, version=version, match=match, sha256=sha256)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a suite is composed and read: the nodes and cases
-    hold no reference cycles (reference counting frees them), and every few hundred of the
-    hundred thousand nodes of a large suite the collector walked the whole heap again (a
-    third of the time of reading Spider dev's 972 cases in a pytest run). Left as found."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _size(n: int) -> str:

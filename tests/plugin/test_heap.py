@@ -8,15 +8,26 @@ from pathlib import Path
 
 import pytest
 
-COUNTS = """
+
+def probe(value: str, then: str = "") -> str:
+    """A conftest that writes a line "<pid> <value>" to probe.txt as each item runs (in the
+    process that runs it: a worker under xdist), then runs ``then`` (indented code)."""
+    return f"""
 import gc
-
 import os
+import sys
 
-def pytest_runtest_call(item):  # in the process that runs the item (a worker under xdist)
-    with open("frozen.txt", "a") as fh:
-        fh.write(f"{os.getpid()} {gc.get_freeze_count()}\\n")
-"""
+def pytest_runtest_call(item):
+    with open("probe.txt", "a") as fh:
+        fh.write(f"{{os.getpid()}} {{{value}}}\\n")
+{then}"""
+
+
+def probed(pytester: pytest.Pytester) -> list[list[str]]:
+    return [line.split() for line in (pytester.path / "probe.txt").read_text().splitlines()]
+
+
+COUNTS = probe("gc.get_freeze_count()")
 
 
 def test_the_heap_is_frozen_while_items_run_and_given_back_after(pytester: pytest.Pytester, project: Path) -> None:
@@ -24,7 +35,7 @@ def test_the_heap_is_frozen_while_items_run_and_given_back_after(pytester: pytes
     before = gc.get_freeze_count()
     result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
     result.assert_outcomes(passed=7)
-    during = [int(line.split()[1]) for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+    during = [int(line[1]) for line in probed(pytester)]
     assert len(during) == 7 and all(n > 1000 for n in during), during  # pytest, the engine, the suite: frozen
     assert gc.get_freeze_count() == before == 0  # an in-process run leaves the collector as it found it
 
@@ -39,7 +50,7 @@ def test_a_process_that_froze_first_is_left_alone(pytester: pytest.Pytester, pro
         # frozen objects freed by reference counting leave the count: it only goes down
         after = gc.get_freeze_count()
         assert frozen * 0.9 < after <= frozen  # not unfrozen by the run
-        during = [int(line.split()[1]) for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+        during = [int(line[1]) for line in probed(pytester)]
         assert len(during) == 7 and all(after <= n <= frozen for n in during), (frozen, during)  # nothing more frozen
     finally:
         gc.unfreeze()
@@ -49,7 +60,7 @@ def test_workers_freeze_their_own_heap(pytester: pytest.Pytester, project: Path)
     pytester.makeconftest(COUNTS)
     result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q", "-n", "2")
     result.assert_outcomes(passed=7)
-    lines = [line.split() for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+    lines = probed(pytester)
     assert len(lines) == 7 and len({pid for pid, _ in lines}) == 2, lines  # two worker processes ran items
     assert all(int(n) > 1000 for _, n in lines), lines
 
@@ -58,7 +69,7 @@ def test_the_freezing_can_be_turned_off(pytester: pytest.Pytester, project: Path
     pytester.makeconftest(COUNTS)
     result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-p", "no:nl2sql_heap", "-q")
     result.assert_outcomes(passed=7)
-    during = [int(line.split()[1]) for line in (pytester.path / "frozen.txt").read_text().splitlines()]
+    during = [int(line[1]) for line in probed(pytester)]
     assert during == [0] * 7
 
 
@@ -84,18 +95,11 @@ def test_the_heap_is_frozen_again_as_the_process_exits(pytester: pytest.Pytester
     assert at_exit > 1000 if heap == "on" else at_exit == 0, at_exit
 
 
-IMPORTS = """
-import gc
-import os
-import sys
-
-def pytest_runtest_call(item):
-    with open("frozen.txt", "a") as fh:
-        fh.write(f"{gc.get_freeze_count()}\\n")
-    if len(open("frozen.txt").read().split()) == 2:
+IMPORTS = probe("gc.get_freeze_count()", """\
+    if len(open("probe.txt").read().splitlines()) == 2:  # the second item imports a module, as the first miss imports sqlglot
         sys.path.insert(0, os.getcwd())
-        import heavy_module  # noqa: F401  (imported by the second item, as sqlglot is by the first miss)
-"""
+        import heavy_module
+""")
 
 
 def test_modules_an_item_imports_are_frozen_after_it(pytester: pytest.Pytester, project: Path) -> None:
@@ -103,20 +107,14 @@ def test_modules_an_item_imports_are_frozen_after_it(pytester: pytest.Pytester, 
     (pytester.path / "heavy_module.py").write_text("DATA = [[i] for i in range(50_000)]\n")
     result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
     result.assert_outcomes(passed=7)
-    during = [int(n) for n in (pytester.path / "frozen.txt").read_text().split()]
+    during = [int(line[1]) for line in probed(pytester)]
     assert len(during) == 7
     # the module's 50,000 lists, imported during the second item, are frozen before the third
     assert during[2] >= during[1] + 50_000, during
     assert gc.get_freeze_count() == 0  # and given back with the rest at the end
 
 
-THRESHOLD = """
-import gc
-
-def pytest_runtest_call(item):
-    with open("threshold.txt", "a") as fh:
-        fh.write(f"{gc.get_threshold()[0]}\\n")
-"""
+THRESHOLD = probe("gc.get_threshold()[0]")
 
 
 def test_young_garbage_is_collected_less_often_while_items_run(pytester: pytest.Pytester, project: Path) -> None:
@@ -124,7 +122,7 @@ def test_young_garbage_is_collected_less_often_while_items_run(pytester: pytest.
     before = gc.get_threshold()
     result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
     result.assert_outcomes(passed=7)
-    during = {int(n) for n in (pytester.path / "threshold.txt").read_text().split()}
+    during = {int(line[1]) for line in probed(pytester)}
     assert during == {10_000}
     assert gc.get_threshold() == before  # given back
 
@@ -136,7 +134,7 @@ def test_a_collector_turned_off_stays_off(pytester: pytest.Pytester, project: Pa
     try:
         result = pytester.runpytest_inprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "-q")
         result.assert_outcomes(passed=7)
-        during = {int(n) for n in (pytester.path / "threshold.txt").read_text().split()}
+        during = {int(line[1]) for line in probed(pytester)}
         assert during == {0}
         assert gc.get_threshold()[0] == 0
     finally:
