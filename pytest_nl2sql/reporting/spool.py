@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_nl2sql.reporting.figures import NOT_ASKED
+
 __all__ = ["RUN_FOLDER_PREFIX", "LazyRecords", "RecordSpool", "clean_dead_run_folders", "make_run_folder", "slim"]
 
 RUN_FOLDER_PREFIX = "nl2sql-run-"
@@ -44,7 +46,7 @@ def slim(record: Mapping[str, Any], shared: dict[Any, Any] | None = None) -> dic
         if k in _HEAVY:
             continue
         if k == "error":
-            if isinstance(v, str) and not v.startswith(_not_asked()):
+            if isinstance(v, str) and not v.startswith(NOT_ASKED):
                 v = None  # only fail fast's "not asked: ..." is counted
         elif k == "scores" and isinstance(v, Mapping):
             v = {name: {n: x for n, x in s.items() if n != "detail"} if isinstance(s, Mapping) else s for name, s in v.items()}
@@ -52,16 +54,6 @@ def slim(record: Mapping[str, Any], shared: dict[Any, Any] | None = None) -> dic
     return out
 
 
-def _not_asked() -> str:
-    global _NOT_ASKED
-    if _NOT_ASKED is None:
-        from pytest_nl2sql.reporting.figures import NOT_ASKED
-
-        _NOT_ASKED = NOT_ASKED
-    return _NOT_ASKED
-
-
-_NOT_ASKED: str | None = None
 
 #: How many distinct nested values a spool shares at most (then new ones are kept as they are).
 SHARED_MAX = 1 << 16
