@@ -133,7 +133,8 @@ def _lowercase_identifiers(census: _Census) -> dict[str, str]:
     return spelled
 
 
-def _parse(sql: str, dialect: str) -> tuple[exp.Expression, _Census] | Validation:
+def _parse(sql: str, dialect: str) -> tuple[exp.Expression, _Census, bool] | Validation:
+    """The query's tree, its census and whether the tree is the shared parse (read, never edit)."""
     try:
         statements = parse_shared(sql, dialect)
     except StatementRefused as refusal:  # too long, too big, nested too deeply
@@ -147,11 +148,41 @@ def _parse(sql: str, dialect: str) -> tuple[exp.Expression, _Census] | Validatio
     if not isinstance(tree, exp.Query):
         first = sql.split(None, 1)[0].upper() if sql.strip() else ""
         return _invalid(f"Only a read-only query (SELECT) may run, got {first}")
-    tree = tree.copy()  # the parse is shared (datasources.memo); the validator edits its tree
-    census = _Census(tree)
+    census = _Census(tree)  # the parse is shared (datasources.memo): read it, never edit it
     if census.nested_statement:
         return _invalid("Only a read-only query (SELECT) may run")
-    return tree, census
+    if _left_as_parsed(census, dialect):
+        return tree, census, True  # nothing before ``qualify`` edits it; ``qualify`` gets a copy
+    tree = tree.copy()
+    return tree, _Census(tree), False
+
+
+def _left_as_parsed(census: _Census, dialect: str | None) -> bool:
+    """Whether no rule before ``qualify`` edits this tree, so the validator may read the shared
+    parse without copying it (SQLite only).
+
+    Every rule that edits in place is named here by what it edits: identifiers already folded
+    (lower case, unquoted), no ``*`` (whole rows, ``t.*``), no ``Dot`` (field selections), no
+    schema or catalog qualifier on a table or column, no aliased column list, no table function,
+    no column spelled like a rowid pseudo-column. Any doubt: the tree is copied, as before.
+    """
+    if dialect != "sqlite" or census.stars or census.dots:
+        return False
+    for ident in census.identifiers:
+        this = ident.args.get("this")
+        if ident.args.get("quoted") is not False or not isinstance(this, str) or this != this.lower():
+            return False
+    for table in census.tables:
+        args = table.args
+        if args.get("db") is not None or args.get("catalog") is not None:
+            return False
+        if not isinstance(args.get("this"), exp.Identifier) or args.get("alias") is not None and args["alias"].columns:
+            return False
+    for col in census.columns:
+        args = col.args
+        if args.get("db") is not None or args.get("catalog") is not None or col.name in ROWID_NAMES:
+            return False
+    return True
 
 
 def _scopes(tree: exp.Expression) -> list[Scope] | Validation:
@@ -437,7 +468,7 @@ def _validate(
     parsed = _parse(sql, d)
     if isinstance(parsed, Validation):
         return parsed
-    tree, census = parsed
+    tree, census, shared = parsed
     spelled = _lowercase_identifiers(census)
     known = _Schema(schema)
     renamed = _alias_column_lists(census, known)
@@ -503,7 +534,7 @@ def _validate(
     try:
         mapping = SQLGLOT_SCHEMAS.get((d, _schema_key(schema)), lambda: MappingSchema(known.for_sqlglot(), dialect=d))
         tree = qualify(
-            tree, schema=mapping, dialect=d, validate_qualify_columns=False,
+            tree.copy() if shared else tree, schema=mapping, dialect=d, validate_qualify_columns=False,
             quote_identifiers=False, identify=False,
         )
     except OptimizeError as err:
