@@ -168,15 +168,14 @@ def _left_as_parsed(census: _Census, dialect: str | None) -> bool:
     """
     if dialect != "sqlite" or census.stars or census.dots:
         return False
+    if census.aliased_column_lists() or census.table_functions():
+        return False
     for ident in census.identifiers:
         this = ident.args.get("this")
         if ident.args.get("quoted") is not False or not isinstance(this, str) or this != this.lower():
             return False
     for table in census.tables:
-        args = table.args
-        if args.get("db") is not None or args.get("catalog") is not None:
-            return False
-        if not isinstance(args.get("this"), exp.Identifier) or args.get("alias") is not None and args["alias"].columns:
+        if table.args.get("db") is not None or table.args.get("catalog") is not None:
             return False
     for col in census.columns:
         args = col.args
