@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_nl2sql import __version__
+from pytest_nl2sql import __version__, collector
 from pytest_nl2sql.suitefile import clarifications as clar
 from pytest_nl2sql.suitefile.model import (
     Difficulty,
@@ -183,7 +183,10 @@ def get(name: str, path: str | None = None) -> EvalSuite | None:
         header, _, body = data.partition(b"\n")
         if header != _HEADER + hashlib.sha256(body).hexdigest().encode("ascii"):
             return None  # edited, cut short or corrupted
-        return decode_suite(body.decode("utf-8"), path)
+        # a large entry's hundred thousand values hold no cycles: without the pause the
+        # collector walked the whole heap again while they were built (collector module)
+        with collector.paused():
+            return decode_suite(body.decode("utf-8"), path)
     except Exception:  # a missing, partial, stale or tampered entry is only a miss
         return None
 

@@ -129,6 +129,36 @@ def test_reading_a_small_entry_does_not_reserve_the_whole_cap(tmp_path: Path) ->
     assert peak < cache.MAX_ENTRY_BYTES // 16  # a read of the cap would reserve 256 MB at once
 
 
+def test_reading_a_large_entry_runs_no_cyclic_collection(tmp_path: Path) -> None:
+    """A large entry's values hold no cycles: the collections reading it triggered walked them
+    again and again (a full one at Spider dev's size); the collector is paused, then left on."""
+    import gc
+
+    from pytest_nl2sql.suitefile import loader
+
+    path = tmp_path / "s.yaml"
+    case = "- id: c{i}\n  question: q{i}?\n  datasources: [d]\n  status: approved\n  outcome: {{a: allowed}}\n  sql: SELECT {i}\n  rows:\n  - {{n: {i}, s: x}}\n"
+    path.write_text("version: 1\ncases:\n" + "".join(case.format(i=i) for i in range(3000)))
+    load_suite(path)  # fills the cache
+    loader._LOADED.clear()  # read the entry back from the disk, not from this process's memo
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    assert gc.isenabled()
+    gc.collect()  # the counts start from zero: what follows is the read's own allocations
+    gc.callbacks.append(seen)
+    try:
+        suite = load_suite(path)
+    finally:
+        gc.callbacks.remove(seen)
+    assert len(suite.cases) == 3000 and suite.cases[-1].rows == ({"n": 2999, "s": "x"},)
+    assert collections in ([], [0])  # at most the young one as the collector resumes (72 without the pause)
+    assert gc.isenabled()
+
+
 def test_a_plan_with_keys_json_would_change_is_not_cached(tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     path.write_text(HEAD + "    2: two\n    null: none\n")
