@@ -81,8 +81,8 @@ def admission(project: Any) -> Callable[[str, str, str], tuple[str | None, Any]]
 
 
 def _dialect(project: Any, datasource: str) -> str:
-    from sqlalchemy.engine import make_url
+    from pytest_nl2sql.config.urls import read_url  # a SQLite URL without SQLAlchemy
 
     configs = {name.lower(): cfg for name, cfg in (getattr(project, "datasources", None) or {}).items()}
     cfg = configs.get(datasource.lower())
-    return make_url(cfg.url).get_backend_name() if cfg is not None else "sqlite"
+    return read_url(cfg.url).get_backend_name() if cfg is not None else "sqlite"

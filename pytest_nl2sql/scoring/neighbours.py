@@ -573,11 +573,11 @@ def _counterexample(neighbour: Neighbour, gold_sql: str, answer_sql: str, rule: 
 
 
 def sqlite_file(url: str) -> Path | None:
-    """The database file of a SQLite URL, else None."""
-    from sqlalchemy.engine import make_url
+    """The database file of a SQLite URL, else None (read without SQLAlchemy: config.urls)."""
+    from pytest_nl2sql.config.urls import read_url
 
     try:
-        parsed = make_url(url)
+        parsed = read_url(url)
     except Exception:  # noqa: BLE001 -- not a URL we can read: no neighbours
         return None
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
@@ -657,10 +657,10 @@ def from_project(
     scratch = getattr(project, "test_suite", None)
 
     def backend(cfg: Any) -> str:
-        from sqlalchemy.engine import make_url
+        from pytest_nl2sql.config.urls import read_url
 
         try:
-            return make_url(cfg.url).get_backend_name()
+            return read_url(cfg.url).get_backend_name()
         except Exception:  # noqa: BLE001 -- not a URL: no backend
             return "?"
 

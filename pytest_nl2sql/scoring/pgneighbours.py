@@ -42,7 +42,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import attrs
-from sqlalchemy.engine import make_url
 
 from pytest_nl2sql.config import redact_url
 from pytest_nl2sql.datasources.adapter import Adapter, QueryError
@@ -204,6 +203,8 @@ class PgSource:
         return out
 
     def _neighbour_url(self, dbname: str) -> str:
+        from sqlalchemy.engine import make_url
+
         url = make_url(self.scratch_url).set(database=dbname)  # the Adapter picks the driver
         options = make_url(self.url).query.get("options")  # e.g. the datasource's search_path
         if isinstance(options, str) and options:
@@ -379,6 +380,8 @@ def _sample(con: Any, table: str, column: str, kind: str) -> tuple[list | None, 
 
 
 def _conninfo(url: str, dbname: str | None = None) -> dict[str, Any]:
+    from sqlalchemy.engine import make_url  # here: a run on SQLite datasources never imports SQLAlchemy
+
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
         raise NeighbourSetupError(
