@@ -393,16 +393,13 @@ def disagreement(
     validator for it (``Neighbourhood.admit``) and runs under the role's columns. A neighbour on
     which the gold SQL itself fails, or on which the gold's own ``ORDER BY ... LIMIT`` cuts
     inside a tie, does not judge (``ambiguous``); one on which only the answer's SQL fails
-    disagrees. A difference that comes from the gold's fragility
-    (``counterexample.gold_fragility``) is kept as a ``gold_finding`` and returned only when no
-    neighbour gives a plain disagreement. ``question`` (the case's) lets a gold that leaves out
-    a value the question names, or a reading the question leaves open, be a gold finding
-    (``_gold_side``); a
-    neighbour that breaks a presupposition the question makes does not judge
-    (``presuppose.presupposition``, listed under ``presupposed``)."""
+    disagrees. A difference that comes from the gold's fragility (``counterexample.gold_fragility``)
+    is kept as a ``gold_finding`` and returned only when no neighbour gives a plain disagreement.
+    ``question`` (the case's) lets a gold that leaves out a value the question names, or a reading
+    the question leaves open, be a gold finding (``_gold_side``); a neighbour that breaks a
+    presupposition the question makes does not judge (``presuppose.presupposition``, listed under
+    ``presupposed``)."""
     from pytest_nl2sql.scoring.matching import match_rows
-    from pytest_nl2sql.scoring.presuppose import presupposition
-    from pytest_nl2sql.scoring.ties import tie_at_limit
 
     found = hood.of(datasource)
     if not found:
@@ -413,7 +410,7 @@ def disagreement(
         if why is not None:
             return {"neighbour": 0, "database": "", "reason": f"the answer's SQL is not run on the neighbours: {why}",
                     "gold_rows": [], "answer_rows": None}
-    tree, answer_tree = _gold_tree(gold_sql), _gold_tree(answer_sql)
+    trees: list[Any] = []  # both parsed once a neighbour disagrees: most items agree everywhere
     ambiguous: list[int] = []
     presupposed: list[str] = []
     finding: dict | None = None
@@ -425,6 +422,10 @@ def disagreement(
         diff = _differ(neighbour, gold, answer_sql, rule, datasource, policy)
         if diff is None:
             continue
+        from pytest_nl2sql.scoring.presuppose import presupposition  # sqlglot: only for a disagreement
+        from pytest_nl2sql.scoring.ties import tie_at_limit
+
+        tree, answer_tree = trees or (trees := [_gold_tree(gold_sql), _gold_tree(answer_sql)])
         dialect = "postgres" if isinstance(neighbour, PgNeighbour) else "sqlite"
         answer = diff.pop("_result")
         settled = None
@@ -607,8 +608,6 @@ def distil(
     ``pool`` and the gold queries."""
     import json
 
-    from pytest_nl2sql.scoring.mutants import kill_rates, mutants
-
     dialect = source.dialect if isinstance(source, PgSource) else "sqlite"
     candidates = build(source, k * pool, seed, cache_dir, hidden)
     by_label = {_label(c): c for c in candidates}
@@ -621,6 +620,7 @@ def distil(
             return chosen
     except (OSError, ValueError, TypeError, KeyError):
         pass
+    from pytest_nl2sql.scoring.mutants import kill_rates, mutants  # sqlglot: only when not remembered
     # kills are counted on the small candidates alone (the real database, often far larger,
     # is not queried): the k that together tell the most mutants from their gold are kept
     found_by_gold = []
