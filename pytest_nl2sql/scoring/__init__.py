@@ -8,7 +8,6 @@ gold SQL's mutants (``mutants``). A new scorer goes here as a module with a
 
 May import: ``pytest_nl2sql.suitefile`` (the case model, values), ``pytest_nl2sql.engine.protocol``
 (the answer), ``pytest_nl2sql.errors``, ``pytest_nl2sql.datasources`` (the read-only adapter that
-queries PostgreSQL neighbours) and ``pytest_nl2sql.config`` (``redact_url``; ``urls``, which reads a SQLite URL without
-SQLAlchemy). Never the plugin
-or upkeep.
+queries PostgreSQL neighbours) and ``pytest_nl2sql.config`` (``redact_url``; ``urls``, which reads
+a SQLite URL without SQLAlchemy). Never the plugin or upkeep.
 """
