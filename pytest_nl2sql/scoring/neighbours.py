@@ -410,7 +410,7 @@ def disagreement(
         if why is not None:
             return {"neighbour": 0, "database": "", "reason": f"the answer's SQL is not run on the neighbours: {why}",
                     "gold_rows": [], "answer_rows": None}
-    trees: list[Any] = []  # both parsed once a neighbour disagrees: most items agree everywhere
+    trees: list[Any] = []  # parsed (sqlglot imported) once a neighbour disagrees: most items agree
     ambiguous: list[int] = []
     presupposed: list[str] = []
     finding: dict | None = None
@@ -422,7 +422,7 @@ def disagreement(
         diff = _differ(neighbour, gold, answer_sql, rule, datasource, policy)
         if diff is None:
             continue
-        from pytest_nl2sql.scoring.presuppose import presupposition  # sqlglot: only for a disagreement
+        from pytest_nl2sql.scoring.presuppose import presupposition
         from pytest_nl2sql.scoring.ties import tie_at_limit
 
         tree, answer_tree = trees or (trees := [_gold_tree(gold_sql), _gold_tree(answer_sql)])
@@ -620,9 +620,9 @@ def distil(
             return chosen
     except (OSError, ValueError, TypeError, KeyError):
         pass
-    from pytest_nl2sql.scoring.mutants import kill_rates, mutants  # sqlglot: only when not remembered
-    # kills are counted on the small candidates alone (the real database, often far larger,
-    # is not queried): the k that together tell the most mutants from their gold are kept
+    # kills counted (sqlglot) on the small candidates alone, not the real database: the k that kill most are kept
+    from pytest_nl2sql.scoring.mutants import kill_rates, mutants
+
     found_by_gold = []
     for gold in golds:
         try:

@@ -380,7 +380,7 @@ def _sample(con: Any, table: str, column: str, kind: str) -> tuple[list | None, 
 
 
 def _conninfo(url: str, dbname: str | None = None) -> dict[str, Any]:
-    from sqlalchemy.engine import make_url  # here: a run on SQLite datasources never imports SQLAlchemy
+    from sqlalchemy.engine import make_url  # here: a run on SQLite never imports it
 
     parsed = make_url(url)
     if parsed.get_backend_name() != "postgresql":
