@@ -424,8 +424,8 @@ def disagreement(
             continue
         from pytest_nl2sql.scoring.presuppose import presupposition
         from pytest_nl2sql.scoring.ties import tie_at_limit
-
-        tree, answer_tree = trees or (trees := [_gold_tree(gold_sql), _gold_tree(answer_sql)])
+        trees = trees or [_gold_tree(gold_sql), _gold_tree(answer_sql)]
+        tree, answer_tree = trees
         dialect = "postgres" if isinstance(neighbour, PgNeighbour) else "sqlite"
         answer = diff.pop("_result")
         settled = None

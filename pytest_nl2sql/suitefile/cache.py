@@ -130,6 +130,13 @@ _OUTCOME = {e.value: e for e in Outcome}
 def decode_suite(text: str, path: str | None = None) -> EvalSuite:
     """The suite an entry holds (as loaded through ``path``, when given: the same file under
     another spelling of its path); raises (ValueError, KeyError, TypeError, ...) on anything else."""
+    # a large entry's hundred thousand values hold no cycles: without the pause the collector
+    # walked the whole heap again while they were built (as the loader's parse_suite pauses it)
+    with collector.paused():
+        return _decode_suite(text, path)
+
+
+def _decode_suite(text: str, path: str | None) -> EvalSuite:
     data = json.loads(text)
     if type(data) is not dict or data.get("format") != _FORMAT or type(data.get("cases")) is not list:
         raise ValueError("not a suite cache entry")
@@ -183,10 +190,7 @@ def get(name: str, path: str | None = None) -> EvalSuite | None:
         header, _, body = data.partition(b"\n")
         if header != _HEADER + hashlib.sha256(body).hexdigest().encode("ascii"):
             return None  # edited, cut short or corrupted
-        # a large entry's hundred thousand values hold no cycles: without the pause the
-        # collector walked the whole heap again while they were built (collector module)
-        with collector.paused():
-            return decode_suite(body.decode("utf-8"), path)
+        return decode_suite(body.decode("utf-8"), path)
     except Exception:  # a missing, partial, stale or tampered entry is only a miss
         return None
 
