@@ -30,6 +30,7 @@ statement the guard misjudges is still refused by the database itself.
 from __future__ import annotations
 
 import threading
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from pytest_nl2sql.datasources.guardbase import (
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_SQL_NODES",
     "MAX_SQL_TOKENS",
     "StatementRefused",
+    "Statements",
     "StatementUnparseable",
     "check_size",
     "check_statement",
@@ -152,17 +154,31 @@ def parse_bounded(sql: str, read: str | None) -> list[exp.Expression]:
         parsed = parser_dialect.parser().parse(tokens, sql)
     except RecursionError:
         raise StatementUnparseable("the SQL is nested too deeply to check") from None
-    statements = [statement for statement in parsed if statement is not None]
-    nodes = 0
+    statements = Statements(statement for statement in parsed if statement is not None)
+    left = MAX_SQL_NODES
     for statement in statements:
-        for _ in statement.walk():
-            nodes += 1
-            if nodes > MAX_SQL_NODES:
-                raise StatementRefused(
-                    f"the SQL's parse tree has more than {MAX_SQL_NODES:,} nodes; "
-                    "write a shorter query"
-                )
+        nodes = list(islice(statement.walk(), left + 1))
+        left -= len(nodes)
+        if left < 0:
+            raise StatementRefused(
+                f"the SQL's parse tree has more than {MAX_SQL_NODES:,} nodes; "
+                "write a shorter query"
+            )
+        statements.nodes.append(nodes)
     return statements
+
+
+class Statements(list):  # type: ignore[type-arg]
+    """The statements :func:`parse_bounded` parsed, and ``nodes``: each statement's nodes in
+    ``walk()`` order, listed by the walk that bounds their number. The guard's rules and the
+    validator's census read that list instead of walking the tree again; it stays true as long
+    as the tree is not changed, which a shared parse never is (:func:`parse_shared`)."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self, statements: Any = ()) -> None:
+        super().__init__(statements)
+        self.nodes: list[list[exp.Expression]] = []
 
 
 def __getattr__(name: str) -> Any:

@@ -26,6 +26,7 @@ from pytest_nl2sql.datasources.syntax import (
     column_refusal,
     dot_shape,
     node_allowed,
+    type_allowed,
 )
 
 __all__ = ["check_now", "resolve_function"]
@@ -99,7 +100,8 @@ def check_now(sql: str, dialect: str, parse: Callable[[str, str | None], list[ex
         )
     if not _is_query(root):
         raise StatementRefused(f"{_statement_kind(root)} is not allowed: {_ADMITTED}")
-    _check_inside(root, sql, dialect.lower())
+    listed = getattr(statements, "nodes", None)  # parse_bounded's list of root's nodes
+    _check_inside(root, sql, dialect.lower(), listed[0] if listed else None)
 
 
 def _parse(sql: str, read: str | None, parse: Callable[[str, str | None], list[exp.Expression]]) -> list[exp.Expression]:
@@ -142,20 +144,54 @@ def _statement_kind(node: exp.Expression) -> str:
     return {"CREATE": "CREATE", "TRUNCATETABLE": "TRUNCATE"}.get(key, key)
 
 
-def _check_inside(root: exp.Expression, sql: str, dialect: str) -> None:
+#: What :func:`_check_inside` checks on a node, per (dialect, node class): the flags below,
+#: each one ``isinstance`` test of the rules, answered once per class instead of once per node
+#: (most nodes -- names, literals, comparisons -- need none of them).
+_WRITE, _INTO, _BAD_SYNTAX, _CAST, _DOT, _PG_COLUMN, _SELECT, _FUNC, _TABLE = (1 << i for i in range(9))
+_PLANS: dict[str, dict[type, int]] = {}
+
+
+def _plan(kind: type[exp.Expression], dialect: str) -> int:
+    flags = 0
+    if issubclass(kind, _WRITE_NODES):
+        flags |= _WRITE | (_INTO if issubclass(kind, exp.Into) else 0)
+    else:  # the syntax allow-list (_check_syntax), in its order
+        flags |= 0 if type_allowed(kind, dialect) else _BAD_SYNTAX
+        flags |= _CAST if issubclass(kind, (exp.Cast, exp.TryCast)) else 0
+        flags |= _DOT if issubclass(kind, exp.Dot) else 0
+        flags |= _PG_COLUMN if issubclass(kind, exp.Column) and dialect in ("postgresql", "postgres") else 0
+    flags |= _SELECT if issubclass(kind, exp.Select) else 0
+    flags |= _FUNC if issubclass(kind, exp.Func) else 0
+    flags |= _TABLE if issubclass(kind, exp.Table) else 0
+    return flags
+
+
+def _check_inside(root: exp.Expression, sql: str, dialect: str, nodes: list[exp.Expression] | None = None) -> None:
+    """Check every node of ``root`` (``nodes``: its nodes in ``walk()`` order, when the parse
+    listed them) against the rules, in the order of :func:`_check_syntax` and then the rest."""
     allowed = allowed_functions(dialect)
     tabular = table_functions(dialect)
-    for node in root.walk():
-        _check_syntax(node, dialect)
-        if isinstance(node, _WRITE_NODES):
-            if isinstance(node, exp.Into):
+    plans = _PLANS.get(dialect)
+    if plans is None:
+        plans = _PLANS[dialect] = {}
+    for node in root.walk() if nodes is None else nodes:
+        kind = type(node)
+        flags = plans.get(kind)
+        if flags is None:
+            flags = plans[kind] = _plan(kind, dialect)
+        if not flags:
+            continue
+        if flags & (_BAD_SYNTAX | _CAST | _DOT | _PG_COLUMN):
+            _check_syntax(node, dialect)
+        if flags & _WRITE:
+            if flags & _INTO:
                 raise StatementRefused(
                     f"SELECT ... INTO creates a table and is not allowed: {_ADMITTED}"
                 )
             raise StatementRefused(
                 f"{_statement_kind(node)} inside the query is not allowed: {_ADMITTED}"
             )
-        if isinstance(node, exp.Select):
+        if flags & _SELECT:
             if node.args.get("into") is not None:
                 raise StatementRefused(
                     f"SELECT ... INTO creates a table and is not allowed: {_ADMITTED}"
@@ -164,14 +200,15 @@ def _check_inside(root: exp.Expression, sql: str, dialect: str) -> None:
                 raise StatementRefused(
                     f"row locks (FOR UPDATE / FOR SHARE) are not allowed: {_ADMITTED}"
                 )
-        if isinstance(node, exp.Func):
-            _check_function(node, sql, dialect, allowed, tabular)
-        if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier):
-            _check_table_name(node, dialect)
-        if dialect == "duckdb" and isinstance(node, exp.Table) and _looks_like_file(node):
-            raise StatementRefused(
-                f"reading the file {node.name!r} is not allowed: query the datasource's tables"
-            )
+        if flags & _FUNC:
+            _check_function(node, sql, dialect, allowed, tabular)  # type: ignore[arg-type]
+        if flags & _TABLE:
+            if isinstance(node.this, exp.Identifier):
+                _check_table_name(node, dialect)  # type: ignore[arg-type]
+            if dialect == "duckdb" and _looks_like_file(node):  # type: ignore[arg-type]
+                raise StatementRefused(
+                    f"reading the file {node.name!r} is not allowed: query the datasource's tables"
+                )
 
 
 def _check_syntax(node: exp.Expression, dialect: str) -> None:

@@ -15,6 +15,7 @@ trees are shared, so a user that edits a tree edits a ``copy()`` of it.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -43,9 +44,22 @@ class _Raised:
         self.error = error
 
     def again(self) -> BaseException:
-        fresh = type(self.error).__new__(type(self.error))
-        fresh.__dict__.update(self.error.__dict__)
-        fresh.args = self.error.args
+        error = self.error
+        kind = type(error)
+        fresh = kind.__new__(kind)
+        state = getattr(error, "__dict__", None)
+        if state:
+            try:
+                fresh.__dict__.update(state)
+            except AttributeError:
+                # a compiled exception class (sqlglotc's ParseError, built by mypyc): an instance
+                # has no __dict__ until its __init__ has run
+                try:
+                    fresh = kind(*error.args)
+                    fresh.__dict__.update(state)
+                except Exception:  # noqa: BLE001 - an __init__ that wants other arguments
+                    fresh = copy.copy(error)
+        fresh.args = error.args
         return fresh
 
 

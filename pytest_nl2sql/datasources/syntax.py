@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-__all__ = ["CAST_TYPES", "cast_type_refusal", "column_refusal", "dot_shape", "node_allowed", "unwrap_paren"]
+__all__ = ["CAST_TYPES", "cast_type_refusal", "column_refusal", "dot_shape", "node_allowed", "type_allowed",
+           "unwrap_paren"]
 
 
 def _types(names: str) -> frozenset[type[exp.Expression]]:
@@ -81,13 +82,17 @@ def _dialect_key(dialect: str) -> str:
 def node_allowed(node: exp.Expression, dialect: str) -> bool:
     """Whether a node of ``node``'s type may appear in a query on ``dialect`` (its type alone;
     calls, casts and dots are checked further, see the module docstring)."""
-    cls = type(node)
+    return type_allowed(type(node), dialect)
+
+
+def type_allowed(cls: type[exp.Expression], dialect: str) -> bool:
+    """:func:`node_allowed` for a node class."""
     if cls in _STRUCTURE or cls in _OPERATORS or cls in _DIALECT_EXTRA.get(_dialect_key(dialect), ()):
         return True
     if cls is exp.Dot:
         return True  # checked by dot_shape
     # a function call, checked by name; an operator modelled as a function must be listed
-    return isinstance(node, exp.Func) and not isinstance(node, _OPERATOR_BASES)
+    return issubclass(cls, exp.Func) and not issubclass(cls, _OPERATOR_BASES)
 
 
 #: The scalar types a cast may name (sqlglot's type names), arrays of them included.

@@ -86,7 +86,7 @@ class _Census:
 
     __slots__ = ("columns", "ctes", "dots", "identifiers", "nested_statement", "stars", "tables")
 
-    def __init__(self, tree: exp.Expression) -> None:
+    def __init__(self, tree: exp.Expression, nodes: list[exp.Expression] | None = None) -> None:
         self.identifiers: list[exp.Identifier] = []
         self.tables: list[exp.Table] = []
         self.columns: list[exp.Column] = []
@@ -96,7 +96,7 @@ class _Census:
         self.nested_statement = False  # a DML or DDL node below the root
         lists = {"identifiers": self.identifiers, "columns": self.columns, "tables": self.tables,
                  "stars": self.stars, "ctes": self.ctes}
-        for node in tree.walk():
+        for node in tree.walk() if nodes is None else nodes:  # nodes: the parse's list of them
             kind = type(node)
             listed, dot, statement = _KINDS.get(kind) or _kind(kind)
             if listed is not None:
@@ -148,7 +148,8 @@ def _parse(sql: str, dialect: str) -> tuple[exp.Expression, _Census, bool] | Val
     if not isinstance(tree, exp.Query):
         first = sql.split(None, 1)[0].upper() if sql.strip() else ""
         return _invalid(f"Only a read-only query (SELECT) may run, got {first}")
-    census = _Census(tree)  # the parse is shared (datasources.memo): read it, never edit it
+    listed = getattr(statements, "nodes", None)  # parse_bounded listed the tree's nodes
+    census = _Census(tree, listed[0] if listed else None)  # the parse is shared: read it, never edit it
     if census.nested_statement:
         return _invalid("Only a read-only query (SELECT) may run")
     if _left_as_parsed(census, dialect):
@@ -500,7 +501,10 @@ def _validate(
         if fields is not None:
             return _refused() if restricted else _invalid(fields)
         narrowed = _narrow_field_selections(scopes, known)
-    whole, missing, replaced = _whole_rows(scopes, known, d, spelled)
+    if d == "sqlite" and not census.dots and not census.stars and not any(c.name in ROWID_NAMES for c in census.columns):
+        whole, missing, replaced = set(), [], False  # no *, t.* or rowid anywhere: nothing for _whole_rows
+    else:
+        whole, missing, replaced = _whole_rows(scopes, known, d, spelled)
     if missing:
         return miss(missing)
     if narrowed or replaced:  # the scopes read the tree as it was: read it again

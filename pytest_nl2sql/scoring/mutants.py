@@ -223,11 +223,15 @@ class _FastSQL:
         base = self.dialect.generator_class
         cls = _FastSQL._generators.get(base.__qualname__)
         if cls is None:
-            cls = _FastSQL._generators[base.__qualname__] = type(
-                "KeptTextGenerator", (base,), {"sql": _kept_sql, "_base_sql": base.sql}
-            )
+            cls = type("KeptTextGenerator", (base,), {"sql": _kept_sql, "_base_sql": base.sql})
+            try:
+                cls(dialect=self.dialect)
+            except TypeError:  # sqlglotc's compiled generator cannot be subclassed here: the
+                cls = base  # mutant is written out whole (the same text, from compiled code)
+            _FastSQL._generators[base.__qualname__] = cls
         generator = cls(dialect=self.dialect)
-        generator.kept, generator.record = self.texts, record
+        if cls is not base:
+            generator.kept, generator.record = self.texts, record
         return generator.generate(tree, copy=False)
 
     def path_copy(self, node: exp.Expression, *, whole: bool) -> tuple[exp.Expression, exp.Expression]:

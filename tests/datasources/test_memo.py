@@ -69,3 +69,55 @@ def test_a_store_key_names_the_policy_by_its_value(tmp_path) -> None:
     before = store.key("validator", "SELECT 1", loose)
     loose.tables.append("b")
     assert store.key("validator", "SELECT 1", loose) != before
+
+
+class _CompiledError(Exception):
+    """Behaves like an exception class compiled by mypyc (sqlglotc's ``ParseError``): an instance
+    made by ``__new__`` alone has no ``__dict__`` until ``__init__`` has run."""
+
+    def __init__(self, message: str, errors: list[dict[str, object]] | None = None) -> None:
+        super().__init__(message)
+        self.errors = errors or []
+        self.initialised = True
+
+    def __getattribute__(self, name: str) -> object:
+        if name == "__dict__" and "initialised" not in object.__getattribute__(self, "__dict__"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '__dict__'")
+        return object.__getattribute__(self, name)
+
+
+def test_an_error_of_a_compiled_class_is_raised_afresh_with_its_attributes() -> None:
+    memo: Memo[int] = Memo(4, remember=(_CompiledError,))
+
+    def unparseable() -> int:
+        raise _CompiledError("Expected table name", [{"line": 1, "col": 13}])
+
+    seen = []
+    for _ in range(3):
+        with pytest.raises(_CompiledError) as info:
+            memo.get("k", unparseable)
+        seen.append(info.value)
+    assert len({id(e) for e in seen}) == 3
+    assert all(e.args == ("Expected table name",) and e.errors == [{"line": 1, "col": 13}] for e in seen)
+
+
+def test_unparseable_sql_is_refused_each_time_with_the_compiled_parser() -> None:
+    import sqlglot.parser
+
+    if not sqlglot.parser.__file__.endswith((".so", ".pyd")):
+        pytest.skip("sqlglot's compiled build (the speed extra: pip install -e '.[speed]') is not installed")
+    from pytest_nl2sql.datasources.guard import StatementUnparseable
+    from pytest_nl2sql.engine.validator import validate_sql
+
+    for _ in range(2):  # the second answer comes from the memo of parses
+        with pytest.raises(StatementUnparseable, match="could not be parsed"):
+            check_statement("SELECT name FROM WHERE (", "sqlite")
+    verdict = validate_sql("SELECT name FROM WHERE (", dialect="sqlite", datasource="d",
+                           schema={"t": ["name"]}, policy=_everything())
+    assert verdict.status == "invalid" and "does not parse" in verdict.message
+
+
+def _everything():  # a role that may read everything
+    from pytest_nl2sql.config.policy import RolePolicy
+
+    return RolePolicy(name="any")

@@ -72,3 +72,26 @@ def test_only_a_tree_no_rule_edits_is_read_uncopied(sql: str, as_parsed: bool) -
     census = rules._Census(guard.parse_shared(sql, "sqlite")[0])
     assert rules._left_as_parsed(census, "sqlite") is as_parsed
     assert rules._left_as_parsed(census, "postgres") is False  # other dialects: always copied
+
+
+@pytest.mark.parametrize("sql", AS_PARSED + EDITED)
+def test_the_parse_lists_each_trees_nodes_as_a_walk_meets_them(sql: str) -> None:
+    """The guard's rules and the validator's census read this list instead of walking again:
+    it must be the tree's nodes, in walk order, before and after every role's verdict."""
+    parsed = guard.parse_shared(sql, "sqlite")
+    walked = [[id(n) for n in tree.walk()] for tree in parsed]
+    assert [[id(n) for n in nodes] for nodes in parsed.nodes] == walked
+    for policy in (EVERYONE, NO_AGE, NO_CONCERTS):
+        _verdict(sql, policy)
+    assert guard.parse_shared(sql, "sqlite") is parsed
+    assert [[id(n) for n in tree.walk()] for tree in parsed] == walked
+
+
+def test_the_node_bound_counts_the_nodes_of_every_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    sql = "SELECT a FROM t; SELECT b, c FROM u"
+    total = sum(1 for tree in sqlglot.parse(sql, read="sqlite") for _ in tree.walk())
+    monkeypatch.setattr(guard, "MAX_SQL_NODES", total)
+    assert sum(len(nodes) for nodes in guard.parse_bounded(sql, "sqlite").nodes) == total
+    monkeypatch.setattr(guard, "MAX_SQL_NODES", total - 1)
+    with pytest.raises(guard.StatementRefused, match=f"more than {total - 1:,} nodes"):
+        guard.parse_bounded(sql, "sqlite")
