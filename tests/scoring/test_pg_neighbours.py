@@ -5,6 +5,7 @@ and --nl2sql-test-suite failing a PostgreSQL answer that is right only on the re
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from pytest_nl2sql.scoring.pgneighbours import (
     NAME_PREFIX,
     NeighbourSetupError,
     PgSource,
+    create_reader_role,
     drop_neighbours,
 )
 from pytest_nl2sql.upkeep.regenerate import regenerate
@@ -515,3 +517,30 @@ def test_a_shrinking_that_cannot_get_its_turn_shows_the_whole_neighbour_labelled
     assert found is not None and found["complete"] is False and found["row_count"] == found["shrunk_from"]
     text = shown_counterexample({"neighbour": 0, "seed": 0, "database": n.dbname, "counterexample": found})
     assert "not minimal: shrinking stopped at its time bound" in text
+
+
+def test_two_builders_creating_the_same_reader_role_at_once_both_go_on(pg: PgServer) -> None:
+    """Two xdist workers building the same neighbour race on its reader role; PostgreSQL answers
+    the loser DuplicateObject or, while both commit, UniqueViolation (a neighbour build that failed
+    on it left its datasource's items scored on the real database only)."""
+    failures: list[BaseException] = []
+    for trial in range(20):
+        start = threading.Barrier(2)
+
+        def create(role: str = f"nl2sql_race_reader_{trial}", start: threading.Barrier = start) -> None:
+            with psycopg.connect(pg.dsn("postgres"), autocommit=True) as admin:
+                start.wait()
+                try:
+                    create_reader_role(admin, role)
+                except BaseException as exc:  # noqa: BLE001 -- collected, asserted below
+                    failures.append(exc)
+
+        threads = [threading.Thread(target=create) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert failures == []
+    with psycopg.connect(pg.dsn("postgres"), autocommit=True) as admin:
+        count = admin.execute("SELECT count(*) FROM pg_roles WHERE rolname LIKE 'nl2sql_race_reader_%'").fetchone()
+        assert count == (20,)
