@@ -130,6 +130,9 @@ _STORE_HEADER = b"pytest-nl2sql verdict cache sha256="
 #: A store file larger than this is not read; a store holding this many entries takes no more.
 MAX_STORE_BYTES = 64 * 1024 * 1024
 MAX_STORE_ENTRIES = 200_000
+#: How long a process waits for another one's flush of the same store (then its own new
+#: verdicts are dropped: a cache).
+STORE_LOCK_TIMEOUT_S = 30.0
 
 
 def canonical(value: Any) -> Any:
@@ -241,18 +244,24 @@ class VerdictStore:
             path = self.path
         if not new or path is None:
             return
-        merged = self._read()
-        for k, v in new.items():
-            if len(merged) >= MAX_STORE_ENTRIES:
-                break
-            merged[k] = v
+        from filelock import FileLock, Timeout
+
         from pytest_nl2sql.suitefile.lock import replace_bytes
 
         try:
-            body = json.dumps({"format": _STORE_FORMAT, "entries": merged}, separators=(",", ":")).encode("utf-8")
             path.parent.mkdir(parents=True, exist_ok=True)
-            replace_bytes(path, _STORE_HEADER + hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
-        except (OSError, TypeError, ValueError):
+            # xdist's workers flush as they end, often at once: read, merge and replace one at a
+            # time, or the last to replace drops the others' verdicts (the lock file stays in
+            # the cache folder, beside the store)
+            with FileLock(f"{path}.lock", timeout=STORE_LOCK_TIMEOUT_S):
+                merged = self._read()
+                for k, v in new.items():
+                    if len(merged) >= MAX_STORE_ENTRIES:
+                        break
+                    merged[k] = v
+                body = json.dumps({"format": _STORE_FORMAT, "entries": merged}, separators=(",", ":")).encode("utf-8")
+                replace_bytes(path, _STORE_HEADER + hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+        except (OSError, TypeError, ValueError, Timeout):
             return
 
     def _read(self) -> dict[str, Any]:

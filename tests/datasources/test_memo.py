@@ -3,6 +3,10 @@ each time, the same for every caller; what is no verdict is never remembered."""
 
 from __future__ import annotations
 
+import multiprocessing
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from pytest_nl2sql.datasources.guard import StatementRefused, check_statement
@@ -70,6 +74,36 @@ def test_a_store_key_names_the_policy_by_its_value(tmp_path) -> None:
     loose.tables.append("b")
     assert store.key("validator", "SELECT 1", loose) != before
 
+
+
+def _record_and_flush(folder: str, worker: int, start: Any) -> None:
+    from pytest_nl2sql.datasources.memo import VerdictStore
+
+    store = VerdictStore()
+    store.enable(Path(folder))
+    for i in range(300):
+        key = store.key("guard", "sqlite", f"SELECT {worker} AS worker, {i} AS i")
+        store.lookup(key)  # the file is read on the first look-up, as in a run
+        store.record(key, None)
+    start.wait()  # every process flushes at the same moment, as xdist's workers do as they end
+    store.flush()
+
+
+def test_processes_flushing_the_store_at_once_keep_every_verdict(tmp_path: Path) -> None:
+    from pytest_nl2sql.datasources.memo import VerdictStore
+
+    ctx = multiprocessing.get_context("fork")
+    start = ctx.Barrier(4)
+    workers = [ctx.Process(target=_record_and_flush, args=(str(tmp_path), w, start)) for w in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert [w.exitcode for w in workers] == [0, 0, 0, 0]
+    store = VerdictStore()
+    store.enable(tmp_path)
+    store.key("guard")  # names the file
+    assert len(store._read()) == 4 * 300
 
 class _CompiledError(Exception):
     """Behaves like an exception class compiled by mypyc (sqlglotc's ``ParseError``): an instance
