@@ -114,6 +114,11 @@ class _Census:
                 return True
         return False
 
+    def whole_row_syntax(self) -> bool:
+        """Whether the tree has a ``*``, a ``t.*``, a dotted field or a column named like a SQLite
+        rowid: what the whole-row rule (``_whole_rows``) rewrites; without any, it has nothing to do."""
+        return bool(self.stars) or self.dots or any(col.name in ROWID_NAMES for col in self.columns)
+
     def table_functions(self) -> bool:
         """Whether a table of the query is a function call (``FROM generate_series(1, 3)``)."""
         return any(isinstance(table.this, exp.Func) for table in self.tables)
@@ -167,7 +172,7 @@ def _left_as_parsed(census: _Census, dialect: str | None) -> bool:
     schema or catalog qualifier on a table or column, no aliased column list, no table function,
     no column spelled like a rowid pseudo-column. Any doubt: the tree is copied, as before.
     """
-    if dialect != "sqlite" or census.stars or census.dots:
+    if dialect != "sqlite" or census.whole_row_syntax():
         return False
     if census.aliased_column_lists() or census.table_functions():
         return False
@@ -180,7 +185,7 @@ def _left_as_parsed(census: _Census, dialect: str | None) -> bool:
             return False
     for col in census.columns:
         args = col.args
-        if args.get("db") is not None or args.get("catalog") is not None or col.name in ROWID_NAMES:
+        if args.get("db") is not None or args.get("catalog") is not None:
             return False
     return True
 
@@ -501,8 +506,8 @@ def _validate(
         if fields is not None:
             return _refused() if restricted else _invalid(fields)
         narrowed = _narrow_field_selections(scopes, known)
-    if d == "sqlite" and not census.dots and not census.stars and not any(c.name in ROWID_NAMES for c in census.columns):
-        whole, missing, replaced = set(), [], False  # no *, t.* or rowid anywhere: nothing for _whole_rows
+    if d == "sqlite" and not census.whole_row_syntax():
+        whole, missing, replaced = set(), [], False  # nothing for _whole_rows to find (dots: none narrowed)
     else:
         whole, missing, replaced = _whole_rows(scopes, known, d, spelled)
     if missing:

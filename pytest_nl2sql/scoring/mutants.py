@@ -224,12 +224,11 @@ class _FastSQL:
         cls = _FastSQL._generators.get(base.__qualname__)
         if cls is None:
             cls = type("KeptTextGenerator", (base,), {"sql": _kept_sql, "_base_sql": base.sql})
-            try:
-                cls(dialect=self.dialect)
-            except TypeError:  # sqlglotc's compiled generator cannot be subclassed here: the
-                cls = base  # mutant is written out whole (the same text, from compiled code)
-            _FastSQL._generators[base.__qualname__] = cls
-        generator = cls(dialect=self.dialect)
+        try:
+            generator = cls(dialect=self.dialect)
+        except TypeError:  # sqlglotc's compiled generator cannot be subclassed here: the mutant
+            cls, generator = base, base(dialect=self.dialect)  # is written whole (the same text)
+        _FastSQL._generators[base.__qualname__] = cls
         if cls is not base:
             generator.kept, generator.record = self.texts, record
         return generator.generate(tree, copy=False)
