@@ -1,6 +1,6 @@
 """The plugin against the official Spider evaluator and against pytest's own floor, in one go.
 
-    python benchmarks/bench_official.py [--out DIR] [--repeat 3]
+    python benchmarks/bench_official.py [--out DIR] [--repeat 3] [--plugins installed|only|both]
 
 On Spider dev (the 972 questions whose database is in ../shared/data/spider) with C3SQL's
 predictions, each measured as a fresh subprocess on this machine, interleaved ``--repeat``
@@ -20,6 +20,13 @@ times (the median is kept):
   script called "plugin" before verdicts were remembered across runs) and **warm** (the folder
   a previous run filled: the suite cache and the remembered verdicts, datasources.memo.STORE).
   A cold figure is never a warm one: each line says which it is.
+
+Every pytest run is measured twice over (``--plugins both``, the default): with **installed**
+plugins, every pytest plugin this environment installs loads, as it would in a developer's
+virtualenv (the project's test extra brings Hypothesis, pytest-postgresql, allure, testmon,
+rerunfailures, timeout: about 0.5 s of imports per process, paid by the floors and the plugin
+alike); with **only**, pytest loads xdist and pytest-nl2sql alone (``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1``
+and ``-p``), as in an environment made for the job. The official evaluator pays neither.
 
 Prints each time (wall and CPU: user + system of the process and its children, which other
 processes on a loaded machine disturb far less) and, for cold, suite-cached and warm runs, the line
@@ -79,10 +86,13 @@ for db, gold, pred in pairs:
 """
 
 
-def measure(cmd: list[str], cwd: Path, cache: Path | None = None) -> tuple[float, float, str]:
+def measure(
+    cmd: list[str], cwd: Path, cache: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float, str]:
     """(wall s, CPU s, stdout) of one subprocess and everything it waited for; ``cache`` is the
-    cache folder it uses (default: the warm one, ``cwd/.nl2sql-cache``)."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cache folder it uses (default: the warm one, ``cwd/.nl2sql-cache``); ``env`` is added to this
+    process's environment."""
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **(env or {})}
     env["NL2SQL_CACHE_DIR"] = str(cache or cwd / ".nl2sql-cache")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -99,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=None, help="where the converted suite goes (default: a temporary folder)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--plugins", choices=("installed", "only", "both"), default="both",
+        help="which pytest plugins the pytest runs load: every one this environment installs, only "
+        "xdist and pytest-nl2sql, or both sets one after the other (default)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     try:
         import sqlparse  # noqa: F401  (the official code's parse.py needs it)
@@ -123,69 +138,95 @@ def main(argv: list[str] | None = None) -> int:
         (out / "test_trivial.py").write_text(TRIVIAL.format(n=n))
         (out / "pytest.ini").write_text("[pytest]\n")
         py = [sys.executable]
-        pytest_cmd = [*py, "-m", "pytest", "-q", "--no-header", "-rN", "-p", "no:cacheprovider"]
-        plugin = [*pytest_cmd, "--nl2sql-suite", "spider_dev.yaml", "--nl2sql-config", "nl2sql.yaml",
-                  "--nl2sql-predictions", "c3sql.jsonl"]
-        runs = {
-            "official eval_exec_match": [*py, "-c", OFFICIAL.format(root=str(ROOT), pairs=str(out / "pairs.json"))],
-            "sqlite3, each query once": [*py, "-c", RAW.format(pairs=str(out / "pairs.json"))],
-            "pytest floor, serial": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "0"],
-            "pytest floor, -n 2": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "2"],
-            "plugin, serial, cold": [*plugin, "-n", "0"],
-            "plugin, serial, suite cached": [*plugin, "-n", "0"],
-            "plugin, serial, warm": [*plugin, "-n", "0"],
-            "plugin, -n 2, cold": [*plugin, "-n", "2"],
-            "plugin, -n 2, suite cached": [*plugin, "-n", "2"],
-            "plugin, -n 2, warm": [*plugin, "-n", "2"],
-        }
-        load_before = os.getloadavg()
-        for cmd in runs.values():  # warm: bytecode, the suite cache and the verdicts of the warm folder
-            measure(cmd, out)
-        walls: dict[str, list[float]] = {k: [] for k in runs}
-        cpus: dict[str, list[float]] = {k: [] for k in runs}
-        official_right = ""
-        plugin_lines: set[str] = set()
-        cold = out / ".nl2sql-cache-cold"
-        for _ in range(args.repeat):
-            for name, cmd in runs.items():
-                cache = None
-                if name.endswith("cold"):
-                    shutil.rmtree(cold, ignore_errors=True)  # an empty cache folder: nothing remembered
-                    cache = cold
-                elif name.endswith("suite cached"):  # the suite cache only, no remembered verdict
-                    shutil.rmtree(cold, ignore_errors=True)
-                    shutil.copytree(out / ".nl2sql-cache", cold, ignore=shutil.ignore_patterns("verdicts-*"))
-                    cache = cold
-                wall, cpu, stdout = measure(cmd, out, cache)
-                walls[name].append(wall)
-                cpus[name].append(cpu)
-                if name.startswith("official"):
-                    official_right = stdout.strip()
-                if name.startswith("plugin"):
-                    plugin_lines.add(_summary(stdout))
-        load = os.getloadavg()
-        wall = {k: statistics.median(v) for k, v in walls.items()}
-        cpu = {k: statistics.median(v) for k, v in cpus.items()}
-        print(f"{n} Spider dev pairs (C3SQL); median of {args.repeat} interleaved runs; {_versions()}")
-        print(f"load average before {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}, "
-              f"after {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
-        print(f"  official: {official_right.split()[0] if official_right else '?'} of {n} pairs match; "
-              f"plugin: {' | '.join(sorted(plugin_lines))}")
-        for name in runs:
-            print(f"  {name:<28} wall {wall[name]:6.2f}s   CPU {cpu[name]:6.2f}s")
-        for temp in ("cold", "suite cached", "warm"):
-            for label, t in (("wall", wall), ("CPU", cpu)):
-                serial, xdist = t[f"plugin, serial, {temp}"], t[f"plugin, -n 2, {temp}"]
-                print(f"{temp} {label}: plugin/official serial {serial / t['official eval_exec_match']:.2f}x; "
-                      f"plugin/pytest-floor serial {serial / t['pytest floor, serial']:.2f}x, "
-                      f"-n 2 {xdist / t['pytest floor, -n 2']:.2f}x  (goals: <= 1.00x official; -n 2 <= 1.20x)")
+        choices = ("installed", "only") if args.plugins == "both" else (args.plugins,)
+        for which in choices:
+            _run_set(which, py, out, n, args.repeat)
     return 0
+
+
+#: ``--plugins only``: pytest with xdist and this plugin alone, as in an environment made for the job.
+ONLY = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def _run_set(which: str, py: list[str], out: Path, n: int, repeat: int) -> None:
+    """Measure every run with one set of pytest plugins and print its table (module doc)."""
+    only = which == "only"
+    pytest_cmd = [*py, "-m", "pytest", "-q", "--no-header", "-rN", "-p", "no:cacheprovider"]
+    if only:
+        pytest_cmd += ["-p", "xdist.plugin"]
+    plugin = [*pytest_cmd, *(["-p", "pytest_nl2sql.plugin"] if only else []), "--nl2sql-suite", "spider_dev.yaml",
+              "--nl2sql-config", "nl2sql.yaml", "--nl2sql-predictions", "c3sql.jsonl"]  # fmt: skip
+    env = ONLY if only else {}
+    runs = {
+        "official eval_exec_match": [*py, "-c", OFFICIAL.format(root=str(ROOT), pairs=str(out / "pairs.json"))],
+        "sqlite3, each query once": [*py, "-c", RAW.format(pairs=str(out / "pairs.json"))],
+        "pytest floor, serial": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "0"],
+        "pytest floor, -n 2": [*pytest_cmd, "test_trivial.py", "-p", "no:nl2sql", "-n", "2"],
+        "plugin, serial, cold": [*plugin, "-n", "0"],
+        "plugin, serial, suite cached": [*plugin, "-n", "0"],
+        "plugin, serial, warm": [*plugin, "-n", "0"],
+        "plugin, -n 2, cold": [*plugin, "-n", "2"],
+        "plugin, -n 2, suite cached": [*plugin, "-n", "2"],
+        "plugin, -n 2, warm": [*plugin, "-n", "2"],
+    }
+    load_before = os.getloadavg()
+    for cmd in runs.values():  # warm: bytecode, the suite cache and the verdicts of the warm folder
+        measure(cmd, out, env=env)
+    walls: dict[str, list[float]] = {k: [] for k in runs}
+    cpus: dict[str, list[float]] = {k: [] for k in runs}
+    official_right = ""
+    plugin_lines: set[str] = set()
+    cold = out / ".nl2sql-cache-cold"
+    for _ in range(repeat):
+        for name, cmd in runs.items():
+            cache = None
+            if name.endswith("cold"):
+                shutil.rmtree(cold, ignore_errors=True)  # an empty cache folder: nothing remembered
+                cache = cold
+            elif name.endswith("suite cached"):  # the suite cache only, no remembered verdict
+                shutil.rmtree(cold, ignore_errors=True)
+                shutil.copytree(out / ".nl2sql-cache", cold, ignore=shutil.ignore_patterns("verdicts-*"))
+                cache = cold
+            wall, cpu, stdout = measure(cmd, out, cache, env=env)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+            if name.startswith("official"):
+                official_right = stdout.strip()
+            if name.startswith("plugin"):
+                plugin_lines.add(_summary(stdout))
+    load = os.getloadavg()
+    wall = {k: statistics.median(v) for k, v in walls.items()}
+    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    print(f"{n} Spider dev pairs (C3SQL); median of {repeat} interleaved runs; {_versions()}")
+    print(f"pytest plugins: {_plugins(only)}")
+    print(f"load average before {load_before[0]:.1f} {load_before[1]:.1f} {load_before[2]:.1f}, "
+          f"after {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} CPUs")
+    print(f"  official: {official_right.split()[0] if official_right else '?'} of {n} pairs match; "
+          f"plugin: {' | '.join(sorted(plugin_lines))}")
+    for name in runs:
+        print(f"  {name:<28} wall {wall[name]:6.2f}s   CPU {cpu[name]:6.2f}s")
+    for temp in ("cold", "suite cached", "warm"):
+        for label, t in (("wall", wall), ("CPU", cpu)):
+            serial, xdist = t[f"plugin, serial, {temp}"], t[f"plugin, -n 2, {temp}"]
+            print(f"{which}, {temp} {label}: plugin/official serial {serial / t['official eval_exec_match']:.2f}x; "
+                  f"plugin/pytest-floor serial {serial / t['pytest floor, serial']:.2f}x, "
+                  f"-n 2 {xdist / t['pytest floor, -n 2']:.2f}x  (goals: <= 1.00x official; -n 2 <= 1.20x)")
 
 
 def _summary(stdout: str) -> str:
     """The plugin run's pytest summary line ("189 failed, 783 passed"), without its time."""
     lines = [line for line in stdout.splitlines() if " passed" in line or " failed" in line]
     return lines[-1].split(" in ")[0].strip("= ") if lines else "?"
+
+
+def _plugins(only: bool) -> str:
+    """The pytest plugins a run loads besides pytest's own (the entry points of group pytest11)."""
+    import importlib.metadata as md
+
+    if only:
+        return "xdist, nl2sql only (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, -p xdist.plugin -p pytest_nl2sql.plugin)"
+    names = sorted({f"{ep.dist.name if ep.dist else '?'}" for ep in md.entry_points(group="pytest11")})
+    return f"every installed one ({', '.join(names)})"
 
 
 def _versions() -> str:
