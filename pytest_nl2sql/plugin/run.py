@@ -161,6 +161,11 @@ class Nl2sqlRun:
 
     def precheck(self, suites: list[Path] | None = None) -> None:
         """Fail fast, with one line, on options that cannot work (before collection)."""
+        self.precheck_options(suites)
+        self.precheck_suites(suites)
+
+    def precheck_options(self, suites: list[Path] | None = None) -> None:
+        """The checks that do not read a suite: the options, the engine's setup, the LLMs."""
         self.check_suites_exist()
         workers = getattr(self.config.option, "numprocesses", None)
         if self.settings.regenerate and workers and not hasattr(self.config, "workerinput"):
@@ -180,6 +185,9 @@ class Nl2sqlRun:
             if self.settings.mode == "full" and getattr(engine, "needs_llm", True) and self.settings.predictions is None:
                 for name in self.settings.llms or (None,):
                     self.shared_llm(name)  # a missing key or llm section is a usage error now, too
+
+    def precheck_suites(self, suites: list[Path] | None = None) -> None:
+        """The checks that read the suites (a cold YAML parse; the controller fills the cache)."""
         worker = hasattr(self.config, "workerinput")
         roles_named: set[str] = set()
         selectable: set[str] = set()  # what --nl2sql-cases can name: tags and datasources

@@ -45,6 +45,7 @@ from pytest_nl2sql.plugin.engine_factory import DefaultEngineFactory
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import read_settings
 from pytest_nl2sql.plugin.run import Nl2sqlRun
+from pytest_nl2sql.plugin.under_xdist import WorkersStart, wait_for_controller
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.finish import finish_run
 from pytest_nl2sql.reporting.gate import (
@@ -127,6 +128,8 @@ class Nl2sqlSession:
         self.fixed: list[str] = []
         self.ran: list[tuple[Path, str, bool, str, str]] = []
         self.worker_count = 0
+        self._starting: WorkersStart | None = None  # the controller's lock while its workers start
+        self._header_after_start = False  # the header's suite lines wait for the workers' start
         self.regenerated: list[str] = []
         self.upkeep_lines: list[str] = []
         self.upkeep_status: dict[str, int] = {}
@@ -208,6 +211,8 @@ class Nl2sqlSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         self.worker_count += 1
+        if self._starting is not None:
+            self._starting.tell(node)
         if self._digests is None:  # once: a replacement worker checks against the same digests
             self._digests = suite_digests(sorted(self._suite_paths))
         node.workerinput["nl2sql_digests"] = self._digests
@@ -222,8 +227,32 @@ class Nl2sqlSession:
             name = node.gateway.id if hasattr(node, "gateway") else str(node)
             self.workers_down.append(f"{name}: {error}")
 
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.run.precheck(sorted(self._suite_paths))
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> Any:
+        suites = sorted(self._suite_paths)
+        if not WorkersStart.wanted(self.config):  # serial, or a worker
+            if _is_worker(self.config):
+                wait_for_controller(self.config)
+            self.run.precheck(suites)
+            self._controller_start()
+            return (yield)
+        self.run.precheck_options(suites)  # before a worker starts
+        with WorkersStart(self.config, self.folder) as self._starting:
+            result = yield  # xdist starts the workers (under_xdist, "Starting")
+            try:
+                self.run.precheck_suites(suites)
+            except BaseException:
+                self._starting.stop_workers()
+                raise
+        self._starting = None
+        terminal = self.config.pluginmanager.getplugin("terminalreporter")
+        if self._header_after_start and terminal is not None:
+            for line in self._header_lines():
+                terminal.write_line(line)
+        self._controller_start()
+        return result
+
+    def _controller_start(self) -> None:
         if not _is_worker(self.config):
             self.sigterm.install()
             guard_junit(self.config, self.output_errors)
@@ -354,6 +383,12 @@ class Nl2sqlSession:
             registry.close()
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        if self._starting is not None:  # xdist's controller: once its workers start (under_xdist, "Starting")
+            self._header_after_start = True
+            return []
+        return self._header_lines()
+
+    def _header_lines(self) -> list[str]:
         lines = []
         for path in sorted(self._suite_paths):
             try:

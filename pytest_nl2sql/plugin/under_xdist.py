@@ -21,16 +21,33 @@ a tenth of the work. The same goes for the ``keywords`` of an nl2sql item's setu
 teardown reports (a dozen names each: the case's tags, role and outcome are markers). Only
 reports a worker sends are changed; a report serialized on the controller (pytest-reportlog)
 keeps its fields as they are.
+
+**Starting.** The controller reads the suites while its workers start.
+
+xdist starts its workers in its own ``pytest_sessionstart`` (the last one). Reading a suite is
+the slowest check the controller makes before anything runs (a cold YAML parse: ~0.3 s for
+Spider dev's 972 cases); once done it fills the suite cache, which every worker reads. So on
+the controller of an xdist run the checks that need no suite run first (options, the engine's
+setup, the LLMs: a mistake there is still found before a worker starts), the workers are
+started, and the suites are read while the workers import and configure themselves
+(:class:`WorkersStart`). The controller holds a lock (``precheck.lock`` in the run folder)
+meanwhile; a worker waits for it before reading the suites, so it finds them in the cache
+instead of parsing them again on a core the controller needs. A suite the controller refuses
+(a plan missing in plans mode, an unknown ``--nl2sql-roles`` or ``--nl2sql-cases`` name, a
+broken baseline) is a usage error as before: the lock is given back, the workers, which make
+the same checks, end with it, and the controller stops them (each is asked to shut down, then
+its gateway ends) before pytest prints the error.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["RecordCrossing", "XdistScope"]
+__all__ = ["RecordCrossing", "WorkersStart", "XdistScope"]
 
 
 class XdistScope:
@@ -107,3 +124,71 @@ class RecordCrossing:
         if isinstance(text, str) and report is not None:
             report.nl2sql = json.loads(text)
         return report
+
+
+#: The worker input naming the controller's lock (module doc, "Starting").
+LOCK_KEY = "nl2sql_precheck_lock"
+#: How long a worker waits for the controller's checks before it reads the suites itself.
+WAIT_SECONDS = 600.0
+
+
+class WorkersStart:
+    """The controller's lock while it reads the suites and its workers start (module doc)."""
+
+    def __init__(self, config: pytest.Config, folder: Path) -> None:
+        from filelock import FileLock
+
+        self.config = config
+        self.path = folder / "precheck.lock"
+        self._lock = FileLock(str(self.path))
+
+    @staticmethod
+    def wanted(config: pytest.Config) -> bool:
+        """Is this the controller of an xdist run, with a suite cache for its workers to read?"""
+        from pytest_nl2sql.suitefile.cache import cache_dir
+
+        return (
+            not hasattr(config, "workerinput")
+            and config.pluginmanager.getplugin("dsession") is not None
+            and cache_dir() is not None
+        )
+
+    def __enter__(self) -> WorkersStart:
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def tell(self, node: Any) -> None:
+        """``pytest_configure_node``: the worker learns where the lock is."""
+        node.workerinput[LOCK_KEY] = str(self.path)
+
+    def stop_workers(self) -> None:
+        """After a usage error: the lock given back, each worker asked to shut down (one that
+        has not reached its run loop does so when it gets there), then the gateways ended."""
+        self._lock.release()
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        manager = getattr(dsession, "nodemanager", None)
+        if manager is None:
+            return
+        for node in list(getattr(dsession, "_active_nodes", None) or ()):
+            try:
+                node.shutdown()
+            except Exception:  # noqa: BLE001 -- a worker already gone
+                pass
+        manager.teardown_nodes()
+
+
+def wait_for_controller(config: pytest.Config) -> None:
+    """On a worker: wait until the controller has read the suites (module doc, "Starting")."""
+    path = getattr(config, "workerinput", {}).get(LOCK_KEY)
+    if not path:
+        return
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(path, timeout=WAIT_SECONDS):
+            pass
+    except Timeout:
+        pass  # the controller is still busy: read the suites here

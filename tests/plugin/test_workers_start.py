@@ -1,0 +1,113 @@
+"""Under xdist the controller reads the suites while its workers start, and the workers read
+them from the cache it fills (plugin/under_xdist.py, "Starting"; issue 28)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+#: Every process of the run logs each suite it parses from YAML, and when its workers were started
+#: and configured. The controller parses only once both workers are up (or 20 s passed), so a
+#: worker that did not wait for it would surely parse the suite itself.
+SLOW_PARSE = """
+import os, time
+from pytest_nl2sql.suitefile import loader
+
+_parse = loader.parse_suite
+WHO = ["controller"]  # this process (PYTEST_XDIST_WORKER may be the outer run's)
+
+def parse_suite(*args, **kwargs):
+    who = WHO[0]
+    if who == "controller" and not os.environ.get("NO_WAIT"):
+        deadline = time.time() + 20
+        while time.time() < deadline and _events().count(" configured ") < 2:
+            time.sleep(0.05)
+    with open("parsed.txt", "a") as fh:
+        fh.write(who + "\\n")
+    suite = _parse(*args, **kwargs)
+    with open("events.txt", "a") as fh:
+        fh.write(f"{time.time()} parsed {who}\\n")
+    return suite
+
+loader.parse_suite = parse_suite
+
+def _events():
+    try:
+        with open("events.txt") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+import pytest
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    with open("events.txt", "a") as fh:
+        fh.write(f"{time.time()} spawned {node.gateway.id}\\n")
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        WHO[0] = config.workerinput["workerid"]
+        with open("events.txt", "a") as fh:
+            fh.write(f"{time.time()} configured {config.workerinput['workerid']}\\n")
+"""
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]], ids=["header", "quiet"])
+def test_the_workers_read_the_suite_the_controller_parsed_while_they_started(
+    pytester: pytest.Pytester, project: Path, quiet: list[str]
+) -> None:
+    pytester.makeconftest(SLOW_PARSE)
+    result = pytester.runpytest_subprocess(
+        "--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly", "--nl2sql-out", "r.json", *quiet
+    )
+    result.assert_outcomes(passed=7)
+    header = [line for line in result.outlines if line.startswith("nl2sql: mini.yaml")]
+    assert header == ([] if quiet else ["nl2sql: mini.yaml 4 approved cases x 3 roles = 7 items, 1 drafts, 1 retired (mode plans)"])
+    assert (project / "parsed.txt").read_text().splitlines() == ["controller"]
+    events = sorted((float(t), what, who) for t, what, who in (line.split() for line in (project / "events.txt").read_text().splitlines()))
+    order = [what for _, what, _ in events]
+    # the workers were started before the controller read the suite, and it ended after both were up
+    assert order == ["spawned", "spawned", "configured", "configured", "parsed"], events
+    items = json.loads((project / "r.json").read_text())["items"]
+    assert sorted(i["verdict"] for i in items) == ["passed"] * 7
+
+
+def test_with_the_cache_off_each_process_parses_and_the_run_is_whole(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(SLOW_PARSE)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NL2SQL_CACHE_DIR", "off")
+        mp.setenv("NO_WAIT", "1")  # no lock: the controller parses before its workers start
+        result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly")
+    result.assert_outcomes(passed=7)
+    assert set((project / "parsed.txt").read_text().splitlines()) == {"controller", "gw0", "gw1"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--nl2sql-roles", "nobody"], "*--nl2sql-roles: no case names the role 'nobody'*"),
+        (["--nl2sql-cases", "no-such-tag"], "*--nl2sql-cases: no case has the tag or datasource 'no-such-tag'*"),
+    ],
+)
+def test_a_suite_the_controller_refuses_after_the_workers_started_is_one_usage_error(
+    pytester: pytest.Pytester, project: Path, args: list[str], message: str
+) -> None:
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert len([line for line in result.errlines if line.startswith("ERROR:")]) == 1
+    text = "\n".join(result.outlines + result.errlines)
+    assert "Traceback" not in text and "INTERNALERROR" not in text and "crashed" not in text
+    assert "passed" not in text and "failed" not in text  # nothing ran
+
+
+def test_an_option_mistake_is_found_before_any_worker_starts(pytester: pytest.Pytester, project: Path) -> None:
+    result = pytester.runpytest_subprocess(
+        "--nl2sql-suite", "evals/mini.yaml", "-n", "2", "--nl2sql-regenerate", "-p", "no:cacheprovider"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--nl2sql-regenerate rewrites suites once, in one process*"])
+    assert "bringing up nodes" not in "\n".join(result.outlines)
