@@ -172,6 +172,8 @@ class Nl2sqlRun:
             raise pytest.UsageError(
                 "--nl2sql-regenerate rewrites suites once, in one process: run it without -n (or with -n 0)"
             )
+        if self.settings.seed and workers and not hasattr(self.config, "workerinput"):
+            raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
         if (suites or self.settings.suites) and not self.config.option.collectonly:
             engine = self.engine  # no engine is a usage error now, not a failure per item
             check = getattr(engine, "check_setup", None)

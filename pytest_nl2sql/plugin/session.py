@@ -237,19 +237,20 @@ class Nl2sqlSession:
             self._controller_start()
             return (yield)
         self.run.precheck_options(suites)  # before a worker starts
-        with WorkersStart(self.config, self.folder) as self._starting:
-            result = yield  # xdist starts the workers (under_xdist, "Starting")
-            try:
+        start = self._starting = WorkersStart(self.config, self.folder)
+        try:
+            with start:
+                result = yield  # xdist starts the workers (under_xdist, "Starting")
                 self.run.precheck_suites(suites)
-            except BaseException:
-                self._starting.stop_workers()
-                raise
-        self._starting = None
-        terminal = self.config.pluginmanager.getplugin("terminalreporter")
-        if self._header_after_start and terminal is not None:
-            for line in self._header_lines():
-                terminal.write_line(line)
-        self._controller_start()
+            self._starting = None
+            terminal = self.config.pluginmanager.getplugin("terminalreporter")
+            if self._header_after_start and terminal is not None:
+                for line in self._header_lines():
+                    terminal.write_line(line)
+            self._controller_start()
+        except BaseException:
+            start.stop_workers()  # a usage error after the spawn: pytest prints it once they are gone
+            raise
         return result
 
     def _controller_start(self) -> None:
@@ -292,8 +293,6 @@ class Nl2sqlSession:
                 "--nl2sql-seed and --nl2sql-audit need nl2sql.yaml (its datasources): pass --nl2sql-config PATH "
                 "or make one with `pytest-nl2sql init DIR`"
             )
-        if settings.seed and getattr(self.config.option, "numprocesses", None):
-            raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
         if settings.seed:  # bad seed options stop the run before anything runs
             from pytest_nl2sql.upkeep.drafts import DraftTargetRefused, check_draft_target
 

@@ -104,10 +104,20 @@ def test_a_suite_the_controller_refuses_after_the_workers_started_is_one_usage_e
     assert "passed" not in text and "failed" not in text  # nothing ran
 
 
-def test_an_option_mistake_is_found_before_any_worker_starts(pytester: pytest.Pytester, project: Path) -> None:
-    result = pytester.runpytest_subprocess(
-        "--nl2sql-suite", "evals/mini.yaml", "-n", "2", "--nl2sql-regenerate", "-p", "no:cacheprovider"
-    )
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--nl2sql-regenerate"], "*--nl2sql-regenerate rewrites suites once, in one process*"),
+        (["--nl2sql-seed", "chinook", "--nl2sql-seed-out", "drafts.yaml"], "*--nl2sql-seed writes one drafts file: run it without -n*"),
+    ],
+    ids=["regenerate", "seed"],
+)
+def test_an_option_mistake_is_found_before_any_worker_starts(
+    pytester: pytest.Pytester, project: Path, args: list[str], message: str
+) -> None:
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", *args, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--nl2sql-regenerate rewrites suites once, in one process*"])
+    result.stderr.fnmatch_lines([message])
     assert "bringing up nodes" not in "\n".join(result.outlines)
+    assert "created: 2/2 workers" not in "\n".join(result.outlines)
+    assert not (project / "drafts.yaml").exists()
