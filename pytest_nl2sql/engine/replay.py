@@ -37,7 +37,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 import pytest
@@ -75,6 +75,16 @@ _SHOWN_CHARS = 2000
 
 class PredictionsError(Nl2sqlError, pytest.UsageError):
     """A predictions file that cannot be used; the message says where and what would be right."""
+
+
+class _Checked(NamedTuple):
+    """A prediction that passed the guard and the validator: what runs, where, as whom."""
+
+    adapter: Any
+    policy: Any
+    datasource: str
+    sql: str
+    check: Any
 
 
 @attrs.frozen(kw_only=True)
@@ -370,6 +380,21 @@ class ReplayEngine:
             self._schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
         return self._schemas[datasource]
 
+    def prepare_cases(self, pairs: Iterable[tuple[Any, str]]) -> None:
+        """Check the predictions of these ``(case, role)`` answers now, one after the other: the
+        statement guard's and the validator's verdicts land in their memos (and the verdict
+        store), and the answers, asked later by their items, read them there. The plugin calls
+        this with the next items of a process before the first of them runs (plugin.concurrency,
+        "Checked in batches"). Nothing is executed; never raises (an answer that cannot be checked
+        here is checked, and reports why, when its item asks)."""
+        for case, role in pairs:
+            try:
+                p = self.prediction(case.id, role)
+                if p is not None:
+                    self._checked(case.id, role, tuple(case.datasources), p)
+            except Exception:  # noqa: BLE001,S112 -- left to the item (the docstring)
+                continue
+
     def _replay(self, case_id: str, role: str, case_datasources: tuple[str, ...], p: Prediction | None = None) -> Answer:
         started = time.perf_counter()
         p = p if p is not None else self.prediction(case_id, role)
@@ -377,57 +402,17 @@ class ReplayEngine:
             return Answer(status="error", error=f"no prediction for case {case_id}", message=f"no prediction for case {case_id}")
         cost, latency = p.cost_usd, p.latency_s
 
-        def done(sql: str = p.sql, **kw: Any) -> Answer:
+        def done(sql: str | None = p.sql, **kw: Any) -> Answer:
             return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=sql, **kw)
 
-        if p.sql is None:  # the engine answered without SQL: the answer as it was saved
-            ds = self._datasource(case_id, p, case_datasources)
-            return done(status=p.status or "error", message=p.message, code=p.code,
-                        error=(p.message or "error") if p.status == "error" else None,
-                        datasources=(ds,) if ds and p.status == "refused" else ())
-
-        try:
-            policy = self.project.role(role)
-        except KeyError as exc:
-            return done(status="error", error=str(exc.args[0] if exc.args else exc))
-        ds = self._datasource(case_id, p, case_datasources)
-        if ds is None or ds not in self.registry:
-            names = ", ".join(self.registry.names())
-            what = f"names the unknown datasource {ds!r}" if ds else "names no datasource"
-            return done(status="error", error=f"the prediction for case {case_id} ({p.where}) {what}; add \"datasource\": one of {names}")
-        if not policy.allows_datasource(ds):
-            return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
-        if p.oversize:
-            said = (f"the predicted SQL is {p.oversize:,} characters long; at most {MAX_SQL_CHARS:,} "
-                    "are checked (write a shorter query)")
-            return done(status="error", error=f"statement refused: {said}", message=said, datasources=(ds,))
-        adapter = self.registry.get(ds)
-        try:
-            check_statement(p.sql, adapter.dialect)
-        except StatementRefused as refusal:
-            return done(status="error", error=f"statement refused: {refusal.reason}", message=refusal.reason, datasources=(ds,))
-        try:
-            schema = self._schema(ds)
-        except QueryError as exc:
-            return done(status="error", error=f"{exc.kind}: {exc.message}", message=exc.message, datasources=(ds,))
-        restricted = policy_restricts(policy, ds)
-        run_sql = p.sql
-        check = validate_sql(run_sql, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
-        if adapter.dialect == "sqlite" and check.status == "unknown_reference":
-            # Only an unrestricted role gets unknown_reference. For a restricted role a missing
-            # name is refused like a denied one, and no fallback is tried: turning a missing
-            # name into a string while a denied one stays refused would tell the two apart.
-            fixed = sqlite_string_fallback(p.sql, (c for cols in schema.values() for c in cols))
-            if fixed is not None:
-                check = validate_sql(fixed, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
-                run_sql = fixed  # run what was validated, never the original
-        if check.status == "refused":
-            return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
-        if not check.ok:
-            return done(status="error", error=f"{check.status}: {check.message}", message=check.message, datasources=(ds,))
+        checked = self._checked(case_id, role, case_datasources, p)
+        if not isinstance(checked, _Checked):
+            return done(**checked)
+        adapter, policy, ds, run_sql, check = checked
         try:
             res = adapter.execute(run_sql, role=policy)
         except QueryError as exc:
+            restricted = policy_restricts(policy, ds)
             if restricted and access_denied(exc):
                 return done(status="refused", message=REFUSAL_MESSAGE, datasources=(ds,))
             said = without_suggestions(exc.message) if restricted else exc.message
@@ -442,6 +427,54 @@ class ReplayEngine:
             retrieved_tables=tuple(sorted(check.tables)),
             retrieved_columns=tuple(sorted(check.columns)),
         )
+
+    def _checked(self, case_id: str, role: str, case_datasources: tuple[str, ...], p: Prediction) -> _Checked | dict[str, Any]:
+        """What runs for prediction ``p`` (the guard's and the validator's verdicts), or the
+        fields of the answer given without running anything (a refusal, an error)."""
+        if p.sql is None:  # the engine answered without SQL: the answer as it was saved
+            ds = self._datasource(case_id, p, case_datasources)
+            return dict(status=p.status or "error", message=p.message, code=p.code,
+                        error=(p.message or "error") if p.status == "error" else None,
+                        datasources=(ds,) if ds and p.status == "refused" else ())  # fmt: skip
+        try:
+            policy = self.project.role(role)
+        except KeyError as exc:
+            return {"status": "error", "error": str(exc.args[0] if exc.args else exc)}
+        ds = self._datasource(case_id, p, case_datasources)
+        if ds is None or ds not in self.registry:
+            names = ", ".join(self.registry.names())
+            what = f"names the unknown datasource {ds!r}" if ds else "names no datasource"
+            return {"status": "error", "error": f"the prediction for case {case_id} ({p.where}) {what}; add \"datasource\": one of {names}"}
+        if not policy.allows_datasource(ds):
+            return {"status": "refused", "message": REFUSAL_MESSAGE, "datasources": (ds,)}
+        if p.oversize:
+            said = (f"the predicted SQL is {p.oversize:,} characters long; at most {MAX_SQL_CHARS:,} "
+                    "are checked (write a shorter query)")  # fmt: skip
+            return {"status": "error", "error": f"statement refused: {said}", "message": said, "datasources": (ds,)}
+        adapter = self.registry.get(ds)
+        try:
+            check_statement(p.sql, adapter.dialect)
+        except StatementRefused as refusal:
+            return {"status": "error", "error": f"statement refused: {refusal.reason}", "message": refusal.reason, "datasources": (ds,)}
+        try:
+            schema = self._schema(ds)
+        except QueryError as exc:
+            return {"status": "error", "error": f"{exc.kind}: {exc.message}", "message": exc.message, "datasources": (ds,)}
+        run_sql = p.sql
+        check = validate_sql(run_sql, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
+        if adapter.dialect == "sqlite" and check.status == "unknown_reference":
+            # Only an unrestricted role gets unknown_reference. For a restricted role a missing
+            # name is refused like a denied one, and no fallback is tried: turning a missing
+            # name into a string while a denied one stays refused would tell the two apart.
+            fixed = sqlite_string_fallback(p.sql, (c for cols in schema.values() for c in cols))
+            if fixed is not None:
+                check = validate_sql(fixed, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
+                run_sql = fixed  # run what was validated, never the original
+        if check.status == "refused":
+            return {"status": "refused", "message": REFUSAL_MESSAGE, "datasources": (ds,)}
+        if not check.ok:
+            return {"status": "error", "error": f"{check.status}: {check.message}", "message": check.message, "datasources": (ds,)}
+        return _Checked(adapter, policy, ds, run_sql, check)
 
     def close(self) -> None:
         self.registry.close()
