@@ -124,6 +124,10 @@ class Engine(Protocol):
 #   follow_up_case(case, role, llm, history) -> Answer  the same, keyed on the case (replay)
 #   concurrency_safe = False   the engine must be called one call at a time: --nl2sql-concurrency
 #                          then asks nothing ahead (default True: calls may overlap on threads)
+#   prepare_cases(pairs) -> None   given (case, role) pairs of the next items of this process
+#                          (up to 256, in the order they run) before the first of them asks: work
+#                          that is cheaper in one go (the replay engine checks their SQL); must
+#                          not raise, and must not change what answer_case() answers
 
 
 def import_object(dotted: str) -> Any:
