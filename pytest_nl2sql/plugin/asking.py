@@ -74,7 +74,7 @@ def ask(run: Any, item: CaseItem, attempt: int = 0) -> Asked:
     started = time.perf_counter()
     try:
         engine = run.engine
-        if mode == "retrieval" and run.settings.predictions is None:
+        if run.settings.routes_only:
             route_case = getattr(engine, "route_case", None)  # engines that key on the case (nl2sql-engine)
             route = route_case(case, role) if route_case is not None else engine.route(case.question, role)
         else:

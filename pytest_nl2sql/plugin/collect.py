@@ -212,7 +212,7 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         run: ItemRunner = self.config.stash[RUN_KEY]
-        if run.settings.mode == "retrieval" and run.settings.predictions is None:
+        if run.settings.routes_only:
             return  # routing only: the rows are not read
         from pytest_nl2sql.upkeep.check import rows_problem
 

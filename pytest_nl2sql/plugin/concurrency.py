@@ -109,8 +109,7 @@ class Scheduler:
         was in the last batch (module doc, "Checked in batches")."""
         if item.nodeid in self._prepared:
             return
-        settings = self.run.settings
-        if settings.mode == "retrieval" and settings.predictions is None:
+        if self.run.settings.routes_only:
             return
         try:
             prepare = getattr(self.run.engine, "prepare_cases", None)

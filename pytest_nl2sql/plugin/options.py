@@ -106,6 +106,11 @@ class Settings:
     engine: str | None = None  # --nl2sql-engine: reference, nl2sql-engine or module:factory
     llms: tuple[str, ...] = ()  # --nl2sql-llm NAME (repeatable): the named LLM configs, in the order given
 
+    @property
+    def routes_only(self) -> bool:
+        """Mode retrieval without predictions: the engine is asked to route, never to answer."""
+        return self.mode == "retrieval" and self.predictions is None
+
 
 def in_use(config: pytest.Config) -> bool:
     """Whether this run uses the plugin at all: an nl2sql option or ini key is set, a ``.yaml``

@@ -167,13 +167,11 @@ class Nl2sqlRun:
     def precheck_options(self, suites: list[Path] | None = None) -> None:
         """The checks that do not read a suite: the options, the engine's setup, the LLMs."""
         self.check_suites_exist()
-        workers = getattr(self.config.option, "numprocesses", None)
-        if self.settings.regenerate and workers and not hasattr(self.config, "workerinput"):
-            raise pytest.UsageError(
-                "--nl2sql-regenerate rewrites suites once, in one process: run it without -n (or with -n 0)"
-            )
-        if self.settings.seed and workers and not hasattr(self.config, "workerinput"):
-            raise pytest.UsageError("--nl2sql-seed writes one drafts file: run it without -n (or with -n 0)")
+        if getattr(self.config.option, "numprocesses", None) and not hasattr(self.config, "workerinput"):
+            for given, what in ((self.settings.regenerate, "--nl2sql-regenerate rewrites suites once, in one process"),
+                                (self.settings.seed, "--nl2sql-seed writes one drafts file")):  # fmt: skip
+                if given:
+                    raise pytest.UsageError(f"{what}: run it without -n (or with -n 0)")
         if (suites or self.settings.suites) and not self.config.option.collectonly:
             engine = self.engine  # no engine is a usage error now, not a failure per item
             check = getattr(engine, "check_setup", None)

@@ -45,7 +45,12 @@ from pytest_nl2sql.plugin.engine_factory import DefaultEngineFactory
 from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import read_settings
 from pytest_nl2sql.plugin.run import Nl2sqlRun
-from pytest_nl2sql.plugin.under_xdist import WorkersStart, wait_for_controller
+from pytest_nl2sql.plugin.under_xdist import (
+    RecordCrossing,
+    WorkersStart,
+    XdistScope,
+    wait_for_controller,
+)
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.finish import finish_run
 from pytest_nl2sql.reporting.gate import (
@@ -92,8 +97,6 @@ def start(config: pytest.Config) -> None:
 
     config.pluginmanager.register(ReportKeeper(config, session._is_ours), "nl2sql_kept")  # what pytest keeps of our reports
     if config.pluginmanager.hasplugin("xdist"):
-        from pytest_nl2sql.plugin.under_xdist import RecordCrossing, XdistScope
-
         config.pluginmanager.register(RecordCrossing(session._is_ours), "nl2sql_crossing")  # a record crosses as one JSON string
 
         config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")
