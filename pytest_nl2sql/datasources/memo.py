@@ -237,6 +237,24 @@ class VerdictStore:
                 self._new[key] = value
                 self._entries[key] = value
 
+    def take_new(self) -> dict[str, Any]:
+        """The verdicts recorded since the last call (or the last flush), no longer new here."""
+        with self._lock:
+            new, self._new = self._new, {}
+        return new
+
+    def merge(self, entries: Any) -> None:
+        """Record verdicts another process computed (engine/forkhelper.py), as if computed here."""
+        if type(entries) is not dict or self.folder is None:
+            return
+        with self._lock:
+            if self._entries is None:
+                self._entries = self._read()
+            for key, value in entries.items():
+                if type(key) is str and len(self._entries) + len(self._new) < MAX_STORE_ENTRIES:
+                    self._new[key] = value
+                    self._entries[key] = value
+
     def flush(self) -> None:
         """Add this process's new verdicts to the file (a cache: any error only loses them)."""
         with self._lock:

@@ -50,6 +50,7 @@ from pytest_nl2sql.datasources import (
     introspect,
 )
 from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS
+from pytest_nl2sql.datasources.memo import STORE
 from pytest_nl2sql.engine.protocol import Answer, RouteResult, SetupError
 from pytest_nl2sql.engine.stringfallback import sqlite_string_fallback
 from pytest_nl2sql.engine.validator import (
@@ -252,6 +253,10 @@ class ReplayEngine:
 
     refusal_message = REFUSAL_MESSAGE
 
+    #: Whether ``prepare_cases`` may check a batch on two cores, with a forked helper process
+    #: (engine/forkhelper.py). Off unless set: the plugin sets it in a serial run.
+    second_core = False
+
     def __init__(self, predictions: Iterable[Prediction], project: Any, *, registry: DatasourceRegistry | None = None) -> None:
         self.project = project
         self.registry = registry or DatasourceRegistry.from_config(project)
@@ -261,6 +266,7 @@ class ReplayEngine:
         self._questions: dict[str, set[str]] | None = None
         self._case_datasources: dict[str, tuple[str, ...]] = {}
         self._schemas: dict[str, dict[str, list[str]]] = {}
+        self._pid = os.getpid()
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], project: Any) -> ReplayEngine:
@@ -376,6 +382,8 @@ class ReplayEngine:
 
     def _schema(self, datasource: str) -> dict[str, list[str]]:
         if datasource not in self._schemas:
+            if os.getpid() != self._pid:  # a forked helper (forkhelper.py): the parent's connections are not its own
+                raise RuntimeError(f"the schema of {datasource!r} is read by the process that made the engine")
             info = introspect(self.registry.get(datasource))
             self._schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
         return self._schemas[datasource]
@@ -387,12 +395,42 @@ class ReplayEngine:
         this with the next items of a process before the first of them runs (plugin.concurrency,
         "Checked in batches"). Nothing is executed; never raises (an answer that cannot be checked
         here is checked, and reports why, when its item asks)."""
-        for case, role in pairs:
+        pairs = list(pairs)
+
+        def work(i: int) -> None:
+            case, role = pairs[i]
             try:
                 p = self.prediction(case.id, role)
                 if p is not None:
                     self._checked(case.id, role, tuple(case.datasources), p)
-            except Exception:  # noqa: BLE001,S112 -- left to the item (the docstring)
+            except Exception:  # noqa: BLE001,S110 -- left to the item (the docstring)
+                pass
+
+        if not self.second_core or STORE.folder is None:  # the helper's verdicts travel as the store's entries
+            for i in range(len(pairs)):
+                work(i)
+            return
+        self._introspect_for(pairs)
+        from pytest_nl2sql.engine import forkhelper
+
+        forkhelper.split(len(pairs), work, STORE.take_new, STORE.merge)
+
+    def _introspect_for(self, pairs: list[tuple[Any, str]]) -> None:
+        """The schemas of the datasources these answers run on, read here before a helper is
+        forked: a forked copy never opens a database (``_schema``)."""
+        names: set[str] = set()
+        for case, role in pairs:
+            try:
+                p = self.prediction(case.id, role)
+                ds = self._datasource(case.id, p, tuple(case.datasources)) if p is not None else None
+            except Exception:  # noqa: BLE001,S112 -- the item reports it
+                continue
+            if ds is not None and ds in self.registry:
+                names.add(ds)
+        for ds in sorted(names):
+            try:
+                self._schema(ds)
+            except Exception:  # noqa: BLE001,S112 -- the item reports it
                 continue
 
     def _replay(self, case_id: str, role: str, case_datasources: tuple[str, ...], p: Prediction | None = None) -> Answer:

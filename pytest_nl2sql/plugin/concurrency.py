@@ -26,7 +26,9 @@ keys); only the order changes. In a run, a SQL parse wedged between items' other
 loop saves ~0.2 s of a 2.7 s serial Spider dev run whose verdicts are computed. A batch is at
 most ``PREPARE_BATCH`` items, well under the memos' 8,192 verdicts, so nothing is computed twice.
 Not in mode retrieval without predictions (the engine is asked to route, not to answer). The
-batch's time counts in the duration of the item that handed it over (``--durations``).
+batch's time counts in the duration of the item that handed it over (``--durations``). In a
+serial run the replay engine checks a batch on two cores (``--nl2sql-second-core``,
+engine/forkhelper.py).
 """
 
 from __future__ import annotations

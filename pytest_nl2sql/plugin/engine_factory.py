@@ -120,7 +120,13 @@ class DefaultEngineFactory:
         if run.settings.predictions is not None:
             from pytest_nl2sql.engine.replay import ReplayEngine
 
-            return ReplayEngine.from_file(run.settings.predictions, project)
+            engine = ReplayEngine.from_file(run.settings.predictions, project)
+            # a serial process checks its batches on two cores (engine/forkhelper.py); not an
+            # xdist worker (its partner has the other core) nor beside engine-call threads
+            engine.second_core = (
+                run.settings.second_core and not hasattr(config, "workerinput") and run.settings.concurrency <= 1
+            )
+            return engine
         if project is None:
             return None
         chosen = run.settings.engine or project.engine

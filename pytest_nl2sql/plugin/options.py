@@ -14,6 +14,8 @@ import pytest
 __all__ = ["MODES", "Settings", "add_options", "in_use", "read_settings"]
 
 MODES = ("retrieval", "plans", "full")
+#: --nl2sql-second-core's values (docs/plugin.md#speed-warm-and-cold-runs).
+SECOND_CORE = ("auto", "off")
 #: Engine calls in flight per process in mode full unless --nl2sql-concurrency says otherwise.
 FULL_CONCURRENCY = 8
 
@@ -53,6 +55,7 @@ _OPTIONS: list[tuple[str, dict[str, Any], str | None, str]] = [
     ("max-leak-rate", {"metavar": "X"}, "string", "fail the run when the 95% upper bound of the leak rate (answered, should be refused) is above X (0..1)"),
     ("engine", {"metavar": "NAME"}, "string", "the engine under test, instead of nl2sql.yaml's: reference (pytest-nl2sql's), nl2sql-engine, or module:factory (docs/engine.md)"),
     ("test-suite", {"metavar": "K"}, "string", "test-suite accuracy: an allowed item passes result_match only if its SQL gives the gold's rows on the real database and on K generated neighbour databases (SQLite; PostgreSQL with test_suite.scratch_url in nl2sql.yaml; docs/scoring.md)"),
+    ("second-core", {"choices": SECOND_CORE, "metavar": "auto|off"}, "string", "serial runs with --nl2sql-predictions: check the predicted SQL on a second core too, in a forked helper process (Linux, 2+ CPUs; default auto); off: one core"),
     ("llm", {"action": "append", "metavar": "NAME"}, None, "run every item once per named LLM config (llms.NAME in nl2sql.yaml; repeatable): node ids case[role-NAME], -k NAME selects one, a comparison board per config"),
 ]
 
@@ -105,6 +108,7 @@ class Settings:
     test_suite: int = 0  # neighbour databases per datasource (--nl2sql-test-suite; 0: off)
     engine: str | None = None  # --nl2sql-engine: reference, nl2sql-engine or module:factory
     llms: tuple[str, ...] = ()  # --nl2sql-llm NAME (repeatable): the named LLM configs, in the order given
+    second_core: bool = True  # --nl2sql-second-core auto: a serial run may check SQL in a forked helper
 
     @property
     def routes_only(self) -> bool:
@@ -218,7 +222,19 @@ def read_settings(config: pytest.Config) -> Settings:
         **_report_settings(config),
         test_suite=_whole(config, "test-suite", 0) if _get(config, "test-suite") is not None else 0,
         llms=_llm_names(config),
+        second_core=_second_core(config),
     )
+
+
+def _second_core(config: pytest.Config) -> bool:
+    """--nl2sql-second-core (ini ``nl2sql_second_core``): auto (the default) or off."""
+    value = _get(config, "second-core")
+    if value is None:
+        return True
+    text = str(value).strip().lower()
+    if text not in SECOND_CORE:
+        raise pytest.UsageError(f"--nl2sql-second-core: {value!r} is not one of {', '.join(SECOND_CORE)}")
+    return text == "auto"
 
 
 def _llm_names(config: pytest.Config) -> tuple[str, ...]:

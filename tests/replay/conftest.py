@@ -81,3 +81,16 @@ def shop(tmp_path: Path) -> Path:
 @pytest.fixture
 def project(shop: Path):
     return load_config(shop / "nl2sql.yaml")
+
+
+def copy_shop(shop: Path, dest: Path, predictions: list) -> None:
+    """The shop project in ``dest`` (database, nl2sql.yaml, evals.yaml, evals/) and ``p.jsonl``:
+    the predictions (``Prediction`` values) that have SQL and no datasource of their own."""
+    import json
+    import shutil
+
+    for name in ("shop.sqlite", "nl2sql.yaml", "evals.yaml"):
+        shutil.copy(shop / name, dest / name)
+    shutil.copytree(shop / "evals", dest / "evals")
+    rows = [{"id": p.id, "sql": p.sql, **({"role": p.role} if p.role else {})} for p in predictions if p.sql and not p.datasource]
+    (dest / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import attrs
@@ -14,6 +12,8 @@ from pytest_nl2sql.datasources import guard
 from pytest_nl2sql.engine import validator
 from pytest_nl2sql.engine.replay import Prediction, ReplayEngine
 from pytest_nl2sql.suitefile.loader import load_suite
+
+from .conftest import copy_shop
 
 #: One prediction of each kind the replay engine answers: a query that runs, one with SQLite's
 #: double-quoted string (the string fallback), a write (the guard refuses), an unknown column,
@@ -99,11 +99,7 @@ replay.ReplayEngine.answer_case = answer_case
 def test_a_run_checks_its_items_in_a_batch_before_they_ask(
     pytester: pytest.Pytester, shop: Path, workers: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ("shop.sqlite", "nl2sql.yaml", "evals.yaml"):
-        shutil.copy(shop / name, pytester.path / name)
-    shutil.copytree(shop / "evals", pytester.path / "evals")
-    rows = [{"id": p.id, "sql": p.sql, **({"role": p.role} if p.role else {})} for p in PREDICTIONS if p.sql and not p.datasource]
-    (pytester.path / "p.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    copy_shop(shop, pytester.path, PREDICTIONS)
     pytester.makeconftest(BATCHES)
     monkeypatch.setenv("NL2SQL_CACHE_DIR", "off")  # no verdict remembered from another run
     result = pytester.runpytest_subprocess(

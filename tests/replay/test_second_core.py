@@ -1,0 +1,217 @@
+"""A serial run checks its batches on two cores (engine/forkhelper.py, ``--nl2sql-second-core``):
+every item checked once, the same answers, nothing left behind when the helper fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import attrs
+import pytest
+
+from pytest_nl2sql.datasources import guard
+from pytest_nl2sql.datasources.memo import STORE
+from pytest_nl2sql.engine import forkhelper, validator
+from pytest_nl2sql.engine.replay import Prediction, ReplayEngine
+
+from .conftest import copy_shop
+from .test_prepare_cases import PREDICTIONS
+
+needs_two_cores = pytest.mark.skipif(not forkhelper.available(), reason="a forked helper needs Linux and two usable CPUs")
+
+
+def _children() -> set[int]:
+    """The live child processes of this process (Linux /proc)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            found |= {int(pid) for pid in (task / "children").read_text().split()}
+        except OSError:
+            continue
+    return found
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class _Work:
+    """Item ``i`` computes ``{str(i): i * i}`` into ``new``; ``done`` lists the items done here."""
+
+    def __init__(self, parent: int, child: str = "works") -> None:
+        self.parent, self.child = parent, child
+        self.new: dict[str, int] = {}
+        self.done: list[int] = []
+        self.given: dict[str, int] = {}
+
+    def work(self, i: int) -> None:
+        if os.getpid() != self.parent:
+            if self.child == "dies":
+                os._exit(3)
+            if self.child == "hangs":
+                time.sleep(3600)
+        else:
+            self.done.append(i)
+        _spin(0.001)
+        self.new[str(i)] = i * i
+
+    def take(self) -> dict[str, int]:
+        new, self.new = self.new, {}
+        return new
+
+    def give(self, payload: dict[str, int]) -> None:
+        self.given.update(payload)
+
+
+@needs_two_cores
+def test_the_helper_does_the_last_items_and_every_item_is_done_once() -> None:
+    before = _children()
+    w = _Work(os.getpid())
+    helped = forkhelper.split(400, w.work, w.take, w.give)
+    assert helped > 0 and helped == len(w.given)
+    assert w.given == {str(i): i * i for i in range(400 - helped, 400)}  # the helper's results, from the back
+    assert sorted(set(w.done) | {int(k) for k in w.given}) == list(range(400))
+    assert len(w.done) < 400  # here stopped where they met (an item or two near it may be done twice)
+    assert w.done == list(range(len(w.done)))  # here from the front, in order
+    assert _children() == before  # the helper is gone (killed and reaped)
+
+
+@needs_two_cores
+@pytest.mark.parametrize("child", ["dies", "hangs"])
+def test_a_helper_that_dies_or_hangs_leaves_the_work_here_and_nothing_behind(child: str) -> None:
+    before = _children()
+    w = _Work(os.getpid(), child)
+    assert forkhelper.split(64, w.work, w.take, w.give) == 0
+    assert w.done == list(range(64)) and w.given == {}
+    assert _children() == before
+
+
+def test_without_two_cores_nothing_is_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forkhelper, "available", lambda: False)
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
+    w = _Work(os.getpid())
+    assert forkhelper.split(64, w.work, w.take, w.give) == 0
+    assert w.done == list(range(64))
+    few = _Work(os.getpid())
+    monkeypatch.setattr(forkhelper, "available", lambda: True)
+    assert forkhelper.split(forkhelper.MIN_ITEMS - 1, few.work, few.take, few.give) == 0  # too few to fork for
+    assert few.done == list(range(forkhelper.MIN_ITEMS - 1))
+
+
+#: 120 distinct predictions over the shop: queries that run, unknown columns, a column the
+#: clerk may not read, a write the guard refuses, a string fallback.
+def _predictions() -> list[Prediction]:
+    kinds = [
+        "SELECT name FROM customer WHERE id = {i}",
+        "SELECT total FROM orders WHERE id > {i}",
+        "SELECT nope_{i} FROM orders",
+        "SELECT email FROM customer WHERE id = {i}",
+        "DELETE FROM orders WHERE id = {i}",
+        'SELECT name FROM customer WHERE city = "Paris {i}"',
+    ]
+    return [
+        Prediction(id=f"q{i:03d}", role=role, sql=kinds[i % len(kinds)].format(i=i))
+        for i in range(60) for role in ("admin", "clerk")
+    ]
+
+
+def _answers(engine: ReplayEngine, pairs: list) -> list[dict]:
+    return [{k: v for k, v in attrs.asdict(engine.answer_case(c, r)).items() if k != "latency_s"} for c, r in pairs]
+
+
+@needs_two_cores
+def test_answers_checked_on_two_cores_are_the_one_core_answers(project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = [(SimpleNamespace(id=f"q{i:03d}", datasources=["shop"]), role) for i in range(60) for role in ("admin", "clerk")]
+    merged: list[int] = []
+    merge = STORE.merge
+    monkeypatch.setattr(STORE, "merge", lambda entries: merged.append(len(entries)) or merge(entries))
+    computed: list[str] = []  # the verdicts computed in this process (not read from the store)
+    check, validate = guard._check_statement, validator._validate_sql
+    monkeypatch.setattr(guard, "_check_statement", lambda *a: computed.append("guard") or check(*a))
+    monkeypatch.setattr(validator, "_validate_sql", lambda *a: computed.append("validator") or validate(*a))
+    answers, ahead = {}, {}
+    try:
+        for second in (False, True):
+            guard.VERDICTS.clear()
+            validator.VERDICTS.clear()
+            STORE.enable(tmp_path / f"store-{second}")  # nothing remembered: every verdict computed
+            engine = ReplayEngine(_predictions(), project)
+            engine.second_core = second
+            engine.prepare_cases(pairs)
+            ahead[second] = len(computed)
+            answers[second] = _answers(engine, pairs)
+            assert len(computed) == ahead[second]  # the answers read the verdicts computed ahead, here or in the helper
+            engine.close()
+            computed.clear()
+    finally:
+        STORE.enable(None)
+    assert answers[True] == answers[False]
+    assert sum(merged) > 0  # the helper's verdicts arrived
+    assert 0 < ahead[True] < ahead[False]  # this process computed only its share
+    statuses = {a["status"] for a in answers[True]}
+    assert statuses == {"ok", "refused", "error"}
+
+
+def test_a_forked_copy_of_the_engine_opens_no_database(project) -> None:
+    engine = ReplayEngine(_predictions(), project)
+    engine._pid = -1  # as in a forked helper: another process made the engine
+    with pytest.raises(RuntimeError, match="read by the process that made the engine"):
+        engine._schema("shop")
+    engine._pid = os.getpid()
+    assert "customer" in engine._schema("shop")
+    engine._pid = -1
+    assert "customer" in engine._schema("shop")  # read before the fork: the helper may use it
+
+
+SPLITS = """
+from pytest_nl2sql.engine import forkhelper
+
+_split = forkhelper.split
+
+def split(count, work, take, give):
+    with open("splits.txt", "a") as fh:
+        fh.write(f"{count}\\n")
+    return _split(count, work, take, give)
+
+forkhelper.split = split
+forkhelper.MIN_ITEMS = 2
+"""
+
+
+def test_a_serial_run_checks_on_two_cores_and_reports_the_same(
+    pytester: pytest.Pytester, shop: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_shop(shop, pytester.path, PREDICTIONS)
+    pytester.makeconftest(SPLITS)
+    reports, splits = {}, {}
+    for name, how in {"off": ["--nl2sql-second-core", "off"], "auto": [], "xdist": ["-n", "2"]}.items():
+        monkeypatch.setenv("NL2SQL_CACHE_DIR", str(tmp_path / name))  # empty: every verdict computed
+        result = pytester.runpytest_subprocess(
+            "--nl2sql-suite", "evals/shop.yaml", "--nl2sql-config", "nl2sql.yaml", "--nl2sql-predictions", "p.jsonl",
+            "-p", "no:cacheprovider", "-p", "no:randomly", "--nl2sql-out", f"{name}.json", *how,
+        )
+        result.assert_outcomes(passed=4, failed=1)  # the DELETE is refused by the guard: an error
+        items = json.loads((pytester.path / f"{name}.json").read_text())["items"]
+        reports[name] = sorted(json.dumps({k: v for k, v in i.items() if k != "latency_s"}, sort_keys=True) for i in items)
+        done = pytester.path / "splits.txt"
+        splits[name] = done.read_text().split() if done.exists() else []
+        done.unlink(missing_ok=True)
+    assert reports["auto"] == reports["off"] == reports["xdist"]
+    # the default: the serial run's batch went through the helper; off, and an xdist worker
+    # (its partner has the other core): one core
+    assert splits == {"off": [], "auto": ["5"], "xdist": []}
+
+
+def test_a_wrong_second_core_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nnl2sql_second_core = sometimes\n")
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "nowhere.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--nl2sql-second-core: 'sometimes' is not one of auto, off*"])
+    result = pytester.runpytest_subprocess("--nl2sql-second-core", "maybe")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--nl2sql-second-core: invalid choice: 'maybe'*"])
