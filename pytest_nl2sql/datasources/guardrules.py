@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -104,10 +105,27 @@ def check_now(sql: str, dialect: str, parse: Callable[[str, str | None], list[ex
     _check_inside(root, sql, dialect.lower(), listed[0] if listed else None)
 
 
+class _Quiet(logging.Filter):
+    """Drops the sqlglot logger's records below ERROR while this thread parses for the guard
+    ("falling back to Command" is reported by us). A filter, not ``setLevel``: setting a level
+    clears the cache of every logger of the process, twice per parse."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parsing = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or not getattr(self.parsing, "on", False)
+
+
+_QUIET = _Quiet()
+
+
 def _parse(sql: str, read: str | None, parse: Callable[[str, str | None], list[exp.Expression]]) -> list[exp.Expression]:
     sqlglot_logger = logging.getLogger("sqlglot")
-    previous = sqlglot_logger.level
-    sqlglot_logger.setLevel(logging.ERROR)  # "falling back to Command" is reported by us
+    if _QUIET not in sqlglot_logger.filters:
+        sqlglot_logger.addFilter(_QUIET)
+    _QUIET.parsing.on = True
     try:
         return parse(sql, read)
     except (ParseError, TokenError) as error:
@@ -119,7 +137,7 @@ def _parse(sql: str, read: str | None, parse: Callable[[str, str | None], list[e
             f"the SQL could not be parsed as {read or 'generic SQL'}: {first} (write one plain SELECT)"
         ) from None
     finally:
-        sqlglot_logger.setLevel(previous)
+        _QUIET.parsing.on = False
 
 
 def _first_keyword(sql: str) -> str | None:

@@ -76,3 +76,18 @@ def test_unparseable_sql_is_a_clear_error(sql: str) -> None:
     with pytest.raises(StatementUnparseable) as caught:
         check_statement(sql, "sqlite")
     assert "write one plain SELECT" in caught.value.reason
+
+
+def test_the_guard_keeps_sqlglot_quiet_and_leaves_its_logger_as_it_was(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    import sqlglot
+
+    logger = logging.getLogger("sqlglot")
+    caplog.set_level(logging.WARNING, logger="sqlglot")
+    with pytest.raises(StatementRefused, match="SHOW is not allowed"):
+        check_statement("SHOW TABLES /* quiet */", "sqlite")  # sqlglot falls back to a Command: we say why
+    assert caplog.records == []
+    assert logger.level == logging.WARNING  # as it was set, not left at ERROR
+    sqlglot.parse_one("SHOW TABLES /* loud */", read="sqlite")  # outside the guard, sqlglot's warning is the user's
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
