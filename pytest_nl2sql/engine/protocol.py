@@ -128,6 +128,7 @@ class Engine(Protocol):
 #                          (up to 256, in the order they run) before the first of them asks: work
 #                          that is cheaper in one go (the replay engine checks their SQL); must
 #                          not raise, and must not change what answer_case() answers
+#   prepare_ahead = N      with prepare_cases: how many upcoming pairs it wants at once (None: 256)
 
 
 def import_object(dotted: str) -> Any:

@@ -72,6 +72,8 @@ _STATUSES_WITHOUT_SQL = ("refused", "not_answerable", "needs_clarification", "er
 MAX_PREDICTIONS_FILE_BYTES = 256 * 1024 * 1024
 #: How much of an over-long predicted SQL is kept to show (it never runs).
 _SHOWN_CHARS = 2000
+#: Answers one helper checks ahead at most (``prepare_ahead``); the next ones get a new helper.
+HELPER_AHEAD = 100_000
 
 
 class PredictionsError(Nl2sqlError, pytest.UsageError):
@@ -253,8 +255,9 @@ class ReplayEngine:
 
     refusal_message = REFUSAL_MESSAGE
 
-    #: Whether ``prepare_cases`` may check a batch on two cores, with a forked helper process
-    #: (engine/forkhelper.py). Off unless set: the plugin sets it in a serial run.
+    #: Whether ``prepare_cases`` may check answers on a second core, with a forked helper
+    #: process that works through them ahead of this one (engine/forkhelper.py). Off unless set:
+    #: the plugin sets it in a serial run.
     second_core = False
 
     def __init__(self, predictions: Iterable[Prediction], project: Any, *, registry: DatasourceRegistry | None = None) -> None:
@@ -267,6 +270,8 @@ class ReplayEngine:
         self._case_datasources: dict[str, tuple[str, ...]] = {}
         self._schemas: dict[str, dict[str, list[str]]] = {}
         self._pid = os.getpid()
+        self._helper: Any = None  # engine/forkhelper.Helper, while one checks ahead
+        self._helped: dict[tuple[Any, str], int] = {}
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], project: Any) -> ReplayEngine:
@@ -394,7 +399,11 @@ class ReplayEngine:
         store), and the answers, asked later by their items, read them there. The plugin calls
         this with the next items of a process before the first of them runs (plugin.concurrency,
         "Checked in batches"). Nothing is executed; never raises (an answer that cannot be checked
-        here is checked, and reports why, when its item asks)."""
+        here is checked, and reports why, when its item asks).
+
+        With ``second_core`` (a serial run) a forked helper checks them instead, in order, ahead of
+        the items, which wait for their own verdicts (engine/forkhelper.py); the plugin then hands
+        over the rest of the run at once (``prepare_ahead``)."""
         pairs = list(pairs)
 
         def work(i: int) -> None:
@@ -406,14 +415,57 @@ class ReplayEngine:
             except Exception:  # noqa: BLE001,S110 -- left to the item (the docstring)
                 pass
 
-        if not self.second_core or STORE.folder is None:  # the helper's verdicts travel as the store's entries
-            for i in range(len(pairs)):
-                work(i)
+        if self._start_helper(pairs, work):
             return
-        self._introspect_for(pairs)
+        for i in range(len(pairs)):
+            work(i)
+
+    @property
+    def prepare_ahead(self) -> int | None:
+        """How many upcoming answers ``prepare_cases`` wants at once: the rest of the run (up to
+        :data:`HELPER_AHEAD`) when a helper checks them on a second core; None, the plugin's batch,
+        when this process checks them."""
+        if self.second_core and STORE.folder is not None and os.getpid() == self._pid:
+            from pytest_nl2sql.engine import forkhelper
+
+            if forkhelper.available():
+                return HELPER_AHEAD
+        return None
+
+    def _start_helper(self, pairs: list[tuple[Any, str]], work: Any) -> bool:
+        """Fork a helper that checks these answers in order, ahead of this process (``second_core``,
+        engine/forkhelper.py); False when none starts. Its verdicts travel as the verdict store's
+        entries, so not without a store."""
+        if not self.second_core or STORE.folder is None or os.getpid() != self._pid:
+            return False
+        if self._helper is not None:
+            self._helper.stop()  # done with its answers (a run longer than HELPER_AHEAD)
+            self._helper = None
         from pytest_nl2sql.engine import forkhelper
 
-        forkhelper.split(len(pairs), work, STORE.take_new, STORE.merge)
+        if len(pairs) < forkhelper.MIN_ITEMS or not forkhelper.available():
+            return False
+        helped: dict[tuple[Any, str], int] = {}
+        for i, pair in enumerate(pairs):
+            try:
+                helped.setdefault((pair[0].id, pair[1]), i)
+            except (AttributeError, IndexError, TypeError):
+                continue  # not a (case, role): left to its item
+        self._introspect_for(pairs)
+        helper = forkhelper.Helper.start(len(pairs), work, STORE.take_new)
+        if helper is None:
+            return False
+        self._helper, self._helped = helper, helped
+        return True
+
+    def _await_helper(self, case_id: str, role: str) -> None:
+        """Before answering: the helper's verdicts up to this answer's, if it checks it."""
+        helper = self._helper
+        if helper is None or os.getpid() != self._pid:
+            return
+        index = self._helped.get((case_id, role))
+        if index is not None and not helper.wait_for(index, STORE.merge):
+            self._helper = None  # ended or stalled: this process checks the rest itself
 
     def _introspect_for(self, pairs: list[tuple[Any, str]]) -> None:
         """The schemas of the datasources these answers run on, read here before a helper is
@@ -443,6 +495,7 @@ class ReplayEngine:
         def done(sql: str | None = p.sql, **kw: Any) -> Answer:
             return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=sql, **kw)
 
+        self._await_helper(case_id, role)
         checked = self._checked(case_id, role, case_datasources, p)
         if not isinstance(checked, _Checked):
             return done(**checked)
@@ -515,4 +568,7 @@ class ReplayEngine:
         return _Checked(adapter, policy, ds, run_sql, check)
 
     def close(self) -> None:
+        if self._helper is not None:
+            self._helper.stop()
+            self._helper = None
         self.registry.close()

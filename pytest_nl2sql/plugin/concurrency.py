@@ -26,9 +26,10 @@ keys); only the order changes. In a run, a SQL parse wedged between items' other
 loop saves ~0.2 s of a 2.7 s serial Spider dev run whose verdicts are computed. A batch is at
 most ``PREPARE_BATCH`` items, well under the memos' 8,192 verdicts, so nothing is computed twice.
 Not in mode retrieval without predictions (the engine is asked to route, not to answer). The
-batch's time counts in the duration of the item that handed it over (``--durations``). In a
-serial run the replay engine checks a batch on two cores (``--nl2sql-second-core``,
-engine/forkhelper.py).
+batch's time counts in the duration of the item that handed it over (``--durations``). An engine
+may ask for more at once with ``prepare_ahead`` (a whole number): in a serial run the replay
+engine asks for the rest of the run, which a forked helper checks on a second core ahead of the
+items (``--nl2sql-second-core``, engine/forkhelper.py).
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ class Scheduler:
             return
         if prepare is None:
             return
-        batch = self._upcoming(item, PREPARE_BATCH - 1)
+        ahead = getattr(self.run.engine, "prepare_ahead", None)
+        size = ahead if type(ahead) is int and ahead >= 1 else PREPARE_BATCH
+        batch = self._upcoming(item, size - 1)
         self._prepared = {it.nodeid for it in batch}
         try:
             prepare([(it.case, it.role) for it in batch])
