@@ -187,7 +187,11 @@ class VerdictStore:
 
     @property
     def path(self) -> Path | None:
-        return None if self.folder is None else self.folder / f"verdicts-{self._code[:24]}.json"
+        if self.folder is None:
+            return None
+        if not self._code:  # the file is named by the code digest: never read or write another's
+            self._code = _code_digest()
+        return self.folder / f"verdicts-{self._code[:24]}.json"
 
     def key(self, *parts: Any) -> str | None:
         """The store's key of a verdict, or None when a part has no canonical form."""

@@ -133,7 +133,7 @@ PAIRS = [(SimpleNamespace(id=f"q{i:03d}", datasources=["shop"]), role) for i in 
 
 
 def _run(project, store: Path, second: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], int, int, int]:
-    """The answers to PAIRS after ``prepare_cases`` (a fresh store: every verdict computed), the
+    """The answers to PAIRS after ``prepare_cases`` with the verdict store in ``store``, the
     verdicts this process computed ahead and while answering, and the helper's entries merged."""
     merged: list[int] = []
     merge = STORE.merge
@@ -152,6 +152,7 @@ def _run(project, store: Path, second: bool, monkeypatch: pytest.MonkeyPatch) ->
         ahead = len(computed)
         answers = _answers(engine, PAIRS)
         engine.close()
+        STORE.flush()  # remembered for a later run with the same folder
     finally:
         STORE.enable(None)
         monkeypatch.undo()
@@ -166,6 +167,14 @@ def test_answers_checked_on_two_cores_are_the_one_core_answers(project, tmp_path
     assert two == one
     assert ahead == answering == 0 and merged > 0  # all checked by the helper, none here
     assert {a["status"] for a in two} == {"ok", "refused", "error"}
+
+
+@needs_two_cores
+def test_a_warm_run_with_a_helper_reads_what_earlier_runs_remembered(project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cold, *_ = _run(project, tmp_path / "store", False, monkeypatch)
+    warm, ahead, answering, merged = _run(project, tmp_path / "store", True, monkeypatch)
+    assert warm == cold
+    assert ahead == answering == merged == 0  # every verdict read from the store, here and in the helper
 
 
 @needs_two_cores
