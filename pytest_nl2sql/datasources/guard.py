@@ -42,7 +42,7 @@ from pytest_nl2sql.datasources.guardbase import (
     check_size,
     sqlglot_dialect,
 )
-from pytest_nl2sql.datasources.memo import STORE, Memo, text_key
+from pytest_nl2sql.datasources.memo import MISSING, STORE, Memo, text_key
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -60,6 +60,7 @@ __all__ = [
     "check_statement",
     "parse_bounded",
     "parse_shared",
+    "remembered",
     "resolve_function",
     "sqlglot_dialect",
 ]
@@ -105,6 +106,12 @@ def check_statement(sql: str, dialect: str) -> None:
     """
     check_size(sql)  # before the memo: no key is ever a text over the limit
     VERDICTS.get((dialect.lower(), text_key(sql)), lambda: _remembered(sql, dialect))
+
+
+def remembered(sql: str, dialect: str) -> bool:
+    """Whether an earlier run's verdict on ``sql`` is in the verdict store (a look-up, nothing
+    computed; False without a store)."""
+    return STORE.lookup(STORE.key("guard", dialect.lower(), sql)) is not MISSING
 
 
 def _remembered(sql: str, dialect: str) -> None:

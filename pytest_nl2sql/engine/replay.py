@@ -49,7 +49,7 @@ from pytest_nl2sql.datasources import (
     check_statement,
     introspect,
 )
-from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS
+from pytest_nl2sql.datasources.guard import MAX_SQL_CHARS, remembered
 from pytest_nl2sql.datasources.memo import STORE
 from pytest_nl2sql.engine.protocol import Answer, RouteResult, SetupError
 from pytest_nl2sql.engine.stringfallback import sqlite_string_fallback
@@ -60,6 +60,7 @@ from pytest_nl2sql.engine.validator import (
     validate_sql,
     without_suggestions,
 )
+from pytest_nl2sql.engine.validator import remembered as validator_remembered
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
 
@@ -445,18 +446,52 @@ class ReplayEngine:
 
         if len(pairs) < forkhelper.MIN_ITEMS or not forkhelper.available():
             return False
+        self._introspect_for(pairs)
+        if self._mostly_remembered(pairs):
+            return False
         helped: dict[tuple[Any, str], int] = {}
         for i, pair in enumerate(pairs):
             try:
                 helped.setdefault((pair[0].id, pair[1]), i)
             except (AttributeError, IndexError, TypeError):
                 continue  # not a (case, role): left to its item
-        self._introspect_for(pairs)
         helper = forkhelper.Helper.start(len(pairs), work, STORE.take_new)
         if helper is None:
             return False
         self._helper, self._helped = helper, helped
         return True
+
+    def _mostly_remembered(self, pairs: list[tuple[Any, str]]) -> bool:
+        """Whether the verdicts of most of a sample of these answers (32 at most) are in the verdict
+        store: a warm run, whose checks are look-ups that cost less than a fork (the parent's
+        pages are copied as it writes them while a helper lives). Needs their schemas read."""
+        step = max(1, len(pairs) // 32)
+        known = total = 0
+        for case, role in pairs[::step]:
+            try:
+                p = self.prediction(case.id, role)
+                ds = self._datasource(case.id, p, tuple(case.datasources)) if p is not None and p.sql else None
+                if p is None or ds is None or ds not in self.registry:
+                    continue
+                total += 1
+                known += self._checks_remembered(p.sql, ds, self.project.role(role))
+            except Exception:  # noqa: BLE001,S112 -- left to its item
+                continue
+        return known >= 0.75 * total
+
+    def _checks_remembered(self, sql: str, ds: str, policy: Any) -> bool:
+        """Whether checking ``sql`` on ``ds`` for this role computes nothing (``_checked``'s path)."""
+        if not policy.allows_datasource(ds):
+            return True  # refused before any check
+        dialect = self.registry.get(ds).dialect
+        if not remembered(sql, dialect):
+            return False
+        try:
+            check_statement(sql, dialect)  # remembered: a look-up
+        except StatementRefused:
+            return True  # refused: nothing more is checked
+        schema = self._schemas.get(ds)
+        return schema is not None and validator_remembered(sql, dialect=dialect, datasource=ds, schema=schema, policy=policy)
 
     def _await_helper(self, case_id: str, role: str) -> None:
         """Before answering: the helper's verdicts up to this answer's, if it checks it."""

@@ -69,6 +69,7 @@ __all__ = [
     "access_denied",
     "is_system_catalog",
     "policy_restricts",
+    "remembered",
     "validate_sql",
     "without_suggestions",
 ]
@@ -102,9 +103,22 @@ def validate_sql(
     return VERDICTS.get(key, lambda: _remembered(key, lambda: _validate_sql(sql, d, dialect, datasource, schema, policy)))
 
 
+def remembered(
+    sql: str, *, dialect: str, datasource: str, schema: Mapping[str, Sequence[str]], policy: AccessPolicy
+) -> bool:
+    """Whether an earlier run's verdict on ``sql`` (under this schema and policy) is in the verdict
+    store (a look-up, nothing computed; False without a store)."""
+    key = _verdict_key(sql, dialect.lower(), datasource, schema, policy)
+    return key is not None and _decode(STORE.lookup(_store_key(key))) is not None
+
+
+def _store_key(key: Any) -> str | None:
+    return STORE.key("validator", *key[:1], key[1].hex(), *key[2:])
+
+
 def _remembered(key: Any, compute: Any) -> Validation:
     """``compute()``, or the verdict an earlier run gave under the same key (datasources.memo.STORE)."""
-    stored = STORE.key("validator", *key[:1], key[1].hex(), *key[2:])
+    stored = _store_key(key)
     found = _decode(STORE.lookup(stored))
     if found is not None:
         return found

@@ -105,6 +105,26 @@ def test_processes_flushing_the_store_at_once_keep_every_verdict(tmp_path: Path)
     store.key("guard")  # names the file
     assert len(store._read()) == 4 * 300
 
+
+def test_verdicts_merged_from_a_helper_before_any_look_up_keep_the_remembered_ones(tmp_path: Path) -> None:
+    """A serial run's helper (engine/forkhelper.py) may hand its verdicts over before this
+    process has looked anything up: the store still reads its own file, not another's."""
+    from pytest_nl2sql.datasources.memo import MISSING, VerdictStore
+
+    earlier = VerdictStore()
+    earlier.enable(tmp_path)
+    old = earlier.key("guard", "sqlite", "SELECT 1")
+    earlier.lookup(old)
+    earlier.record(old, None)
+    earlier.flush()
+    store = VerdictStore()
+    store.enable(tmp_path)
+    store.merge({"k" * 64: ["StatementRefused", "no"]})  # the helper's, first
+    assert store.lookup(old) is None and store.lookup(old) is not MISSING  # remembered: passed
+    assert store.lookup("k" * 64) == ["StatementRefused", "no"]
+    store.flush()
+    assert sorted(p.name for p in tmp_path.glob("verdicts-*.json")) == [earlier.path.name]
+
 class _CompiledError(Exception):
     """Behaves like an exception class compiled by mypyc (sqlglotc's ``ParseError``): an instance
     made by ``__new__`` alone has no ``__dict__`` until ``__init__`` has run."""

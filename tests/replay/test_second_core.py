@@ -132,7 +132,7 @@ def _answers(engine: ReplayEngine, pairs: list) -> list[dict]:
 PAIRS = [(SimpleNamespace(id=f"q{i:03d}", datasources=["shop"]), role) for i in range(60) for role in ("admin", "clerk")]
 
 
-def _run(project, store: Path, second: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict], int, int, int]:
+def _run(project, store: Path, second: bool, monkeypatch: pytest.MonkeyPatch, pairs: list = PAIRS) -> tuple[list[dict], int, int, int]:
     """The answers to PAIRS after ``prepare_cases`` with the verdict store in ``store``, the
     verdicts this process computed ahead and while answering, and the helper's entries merged."""
     merged: list[int] = []
@@ -148,9 +148,9 @@ def _run(project, store: Path, second: bool, monkeypatch: pytest.MonkeyPatch) ->
     try:
         engine = ReplayEngine(_predictions(), project)
         engine.second_core = second
-        engine.prepare_cases(PAIRS)
+        engine.prepare_cases(pairs)
         ahead = len(computed)
-        answers = _answers(engine, PAIRS)
+        answers = _answers(engine, pairs)
         engine.close()
         STORE.flush()  # remembered for a later run with the same folder
     finally:
@@ -170,11 +170,20 @@ def test_answers_checked_on_two_cores_are_the_one_core_answers(project, tmp_path
 
 
 @needs_two_cores
-def test_a_warm_run_with_a_helper_reads_what_earlier_runs_remembered(project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cold, *_ = _run(project, tmp_path / "store", False, monkeypatch)
+def test_a_helper_is_not_forked_for_a_warm_run_and_reads_what_earlier_runs_remembered(
+    project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    part, *_ = _run(project, tmp_path / "store", False, monkeypatch, PAIRS[:30])  # a quarter remembered
+    starts: list[int] = []
+    start = forkhelper.Helper.start.__func__
+    monkeypatch.setattr(forkhelper.Helper, "start", classmethod(lambda cls, n, *a: starts.append(n) or start(cls, n, *a)))
+    both, ahead, answering, merged = _run(project, tmp_path / "store", True, monkeypatch)
+    assert starts == [len(PAIRS)] and both[:30] == part
+    assert ahead == answering == 0 and merged > 0  # the new verdicts from the helper, the rest read from the store
+    monkeypatch.setattr(forkhelper.Helper, "start", classmethod(lambda cls, n, *a: starts.append(n) or start(cls, n, *a)))
     warm, ahead, answering, merged = _run(project, tmp_path / "store", True, monkeypatch)
-    assert warm == cold
-    assert ahead == answering == merged == 0  # every verdict read from the store, here and in the helper
+    assert starts == [len(PAIRS)]  # every verdict remembered: checked here, no fork
+    assert warm == both and ahead == answering == merged == 0
 
 
 @needs_two_cores
