@@ -63,6 +63,7 @@ class Helper:
         self._pending = b""
         self.received = 0  # items 0 .. received - 1 have been handed over
         self.ended = False
+        self._poll: Any = None
         self._finalizer = weakref.finalize(self, _end, pid, read_end)
 
     @classmethod
@@ -102,7 +103,10 @@ class Helper:
         while self.received <= index:
             if self.ended:
                 return False
-            ready, _, _ = select.select([self._fd], [], [], STALL_S)
+            if self._poll is None:  # poll, not select: a busy process's descriptors pass 1024
+                self._poll = select.poll()
+                self._poll.register(self._fd, select.POLLIN)
+            ready = self._poll.poll(STALL_S * 1000)
             if not ready or not self._read(give):
                 self.stop()
                 return False

@@ -83,6 +83,28 @@ def test_the_helper_works_ahead_and_hands_every_item_over_in_order() -> None:
 
 
 @needs_two_cores
+def test_a_helper_is_read_whatever_the_number_of_its_pipe() -> None:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if max(soft, hard if hard != resource.RLIM_INFINITY else 4096) < 1200:
+        pytest.skip("this process may not open 1,200 files")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # a busy process: sockets, databases
+    try:
+        w = _Work(os.getpid())
+        helper = forkhelper.Helper.start(32, w.work, w.take)
+        assert helper is not None and helper._fd >= 1024  # beyond select()'s reach
+        assert all(helper.wait_for(i, w.give) for i in range(32))
+        helper.stop()
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert w.given == {str(i): i * i for i in range(32)}
+
+
+@needs_two_cores
 @pytest.mark.parametrize("child", ["dies", "hangs"])
 def test_a_helper_that_dies_or_hangs_is_stopped_and_nothing_stays_behind(
     child: str, monkeypatch: pytest.MonkeyPatch
