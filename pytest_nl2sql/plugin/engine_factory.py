@@ -121,8 +121,9 @@ class DefaultEngineFactory:
             from pytest_nl2sql.engine.replay import ReplayEngine
 
             engine = ReplayEngine.from_file(run.settings.predictions, project)
-            # a serial process checks its batches on two cores (engine/forkhelper.py); not an
-            # xdist worker (its partner has the other core) nor beside engine-call threads
+            # a serial process has a forked helper check the rest of the run ahead of the items,
+            # on a second core (engine/forkhelper.py); not an xdist worker (its partner has the
+            # other core) nor beside engine-call threads (threads and fork do not mix)
             engine.second_core = (
                 run.settings.second_core and not hasattr(config, "workerinput") and run.settings.concurrency <= 1
             )
