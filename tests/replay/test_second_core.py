@@ -23,15 +23,13 @@ from .test_prepare_cases import PREDICTIONS
 needs_two_cores = pytest.mark.skipif(not forkhelper.available(), reason="a forked helper needs Linux and two usable CPUs")
 
 
-def _children() -> set[int]:
-    """The live child processes of this process (Linux /proc)."""
-    found: set[int] = set()
-    for task in Path("/proc/self/task").iterdir():
-        try:
-            found |= {int(pid) for pid in (task / "children").read_text().split()}
-        except OSError:
-            continue
-    return found
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a child of this process that has not been reaped (gone: reaped)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return True
 
 
 def _spin(seconds: float) -> None:
@@ -70,16 +68,15 @@ class _Work:
 
 @needs_two_cores
 def test_the_helper_works_ahead_and_hands_every_item_over_in_order() -> None:
-    before = _children()
     w = _Work(os.getpid())
     helper = forkhelper.Helper.start(400, w.work, w.take)
-    assert helper is not None and helper.pid in _children()
+    assert helper is not None and _running(helper.pid)
     for i in range(400):
         assert helper.wait_for(i, w.give)
         assert str(i) in w.given  # this item's results have come (and every one before it)
     assert w.given == {str(i): i * i for i in range(400)} and w.done == []  # all done there, none here
     helper.stop()
-    assert _children() == before  # the helper is gone (killed and reaped)
+    assert not _running(helper.pid)  # the helper is gone (killed and reaped)
 
 
 @needs_two_cores
@@ -110,14 +107,13 @@ def test_a_helper_that_dies_or_hangs_is_stopped_and_nothing_stays_behind(
     child: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(forkhelper, "STALL_S", 0.5)
-    before = _children()
     w = _Work(os.getpid(), child)
     helper = forkhelper.Helper.start(64, w.work, w.take)
     assert helper is not None
     assert helper.wait_for(0, w.give) is False  # the item is this process's to check
     assert helper.ended and w.given == {}
     assert helper.wait_for(1, w.give) is False  # and so is every later one, without waiting
-    assert _children() == before
+    assert not _running(helper.pid)
 
 
 def test_without_two_cores_or_with_few_items_nothing_is_forked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,15 +216,15 @@ def test_a_stuck_helper_costs_a_wait_not_an_answer(project, tmp_path: Path, monk
 
     monkeypatch.setattr(ReplayEngine, "_checked", stuck)
     monkeypatch.setattr(forkhelper, "STALL_S", 0.5)
-    before = _children()
     engine = ReplayEngine(_predictions(), project)
     engine.second_core = True
     STORE.enable(tmp_path / "stuck")
     try:
         engine.prepare_cases(PAIRS)
-        assert engine._helper is not None and engine._helper.pid in _children()
+        helper = engine._helper
+        assert helper is not None and _running(helper.pid)
         assert _answers(engine, PAIRS) == one  # the first answer waited 0.5 s, then all were checked here
-        assert engine._helper is None and _children() == before
+        assert engine._helper is None and not _running(helper.pid)
     finally:
         STORE.enable(None)
         engine.close()
