@@ -19,7 +19,9 @@ times (the median is kept):
   cached** (the folder holds the suite cache entry only: every verdict is computed; what this
   script called "plugin" before verdicts were remembered across runs) and **warm** (the folder
   a previous run filled: the suite cache and the remembered verdicts, datasources.memo.STORE).
-  A cold figure is never a warm one: each line says which it is.
+  A cold figure is never a warm one: each line says which it is. One more serial cold run with
+  ``--nl2sql-second-core off`` (pytest's process checks every prediction itself) shows what the
+  second core gives (the default, ``auto``: a forked helper checks them ahead of the items).
 
 Every pytest run is measured twice over (``--plugins both``, the default): with **installed**
 plugins, every pytest plugin this environment installs loads, as it would in a developer's
@@ -165,6 +167,7 @@ def _run_set(which: str, py: list[str], out: Path, n: int, repeat: int) -> None:
         "plugin, serial, cold": [*plugin, "-n", "0"],
         "plugin, serial, suite cached": [*plugin, "-n", "0"],
         "plugin, serial, warm": [*plugin, "-n", "0"],
+        "plugin, serial, one core, cold": [*plugin, "-n", "0", "--nl2sql-second-core", "off"],
         "plugin, -n 2, cold": [*plugin, "-n", "2"],
         "plugin, -n 2, suite cached": [*plugin, "-n", "2"],
         "plugin, -n 2, warm": [*plugin, "-n", "2"],
@@ -211,6 +214,9 @@ def _run_set(which: str, py: list[str], out: Path, n: int, repeat: int) -> None:
             print(f"{which}, {temp} {label}: plugin/official serial {serial / t['official eval_exec_match']:.2f}x; "
                   f"plugin/pytest-floor serial {serial / t['pytest floor, serial']:.2f}x, "
                   f"-n 2 {xdist / t['pytest floor, -n 2']:.2f}x  (goals: <= 1.00x official; -n 2 <= 1.20x)")
+    one, two = wall["plugin, serial, one core, cold"], wall["plugin, serial, cold"]
+    print(f"{which}, the second core (--nl2sql-second-core auto against off), serial cold wall: "
+          f"{one:.2f}s -> {two:.2f}s ({two / one:.2f}x)")
 
 
 def _summary(stdout: str) -> str:
