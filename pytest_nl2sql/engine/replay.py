@@ -446,38 +446,51 @@ class ReplayEngine:
 
         if len(pairs) < forkhelper.MIN_ITEMS or not forkhelper.available():
             return False
-        self._introspect_for(pairs)
-        if self._mostly_remembered(pairs):
+        targets = self._targets(pairs)
+        for ds in sorted({ds for _, _, _, ds in targets if ds is not None}):
+            try:  # read here before the fork: a forked copy never opens a database (``_schema``)
+                self._schema(ds)
+            except Exception:  # noqa: BLE001,S112 -- the item reports it
+                continue
+        if self._mostly_remembered(targets):
             return False
-        helped: dict[tuple[Any, str], int] = {}
-        for i, pair in enumerate(pairs):
-            try:
-                helped.setdefault((pair[0].id, pair[1]), i)
-            except (AttributeError, IndexError, TypeError):
-                continue  # not a (case, role): left to its item
         helper = forkhelper.Helper.start(len(pairs), work, STORE.take_new)
         if helper is None:
             return False
-        self._helper, self._helped = helper, helped
+        self._helper, self._helped = helper, {}
+        for i, key, _, _ in targets:
+            self._helped.setdefault(key, i)
         return True
 
-    def _mostly_remembered(self, pairs: list[tuple[Any, str]]) -> bool:
-        """Whether the verdicts of most of a sample of these answers (32 at most) are in the verdict
-        store: a warm run, whose checks are look-ups that cost less than a fork (the parent's
-        pages are copied as it writes them while a helper lives). Needs their schemas read."""
-        step = max(1, len(pairs) // 32)
-        known = total = 0
-        for case, role in pairs[::step]:
+    def _targets(self, pairs: list[tuple[Any, str]]) -> list[tuple[int, tuple[str, str], Prediction, str | None]]:
+        """Each pair's position, ``(case id, role)``, prediction and datasource (None: unknown),
+        for the pairs that have a prediction; anything else is left to its item."""
+        out = []
+        for i, (case, role) in enumerate(pairs):
             try:
                 p = self.prediction(case.id, role)
-                ds = self._datasource(case.id, p, tuple(case.datasources)) if p is not None and p.sql else None
-                if p is None or ds is None or ds not in self.registry:
+                if p is None:
                     continue
-                total += 1
+                ds = self._datasource(case.id, p, tuple(case.datasources))
+            except Exception:  # noqa: BLE001,S112 -- not a (case, role): left to its item
+                continue
+            out.append((i, (case.id, role), p, ds if ds is not None and ds in self.registry else None))
+        return out
+
+    def _mostly_remembered(self, targets: list[tuple[int, tuple[str, str], Prediction, str | None]]) -> bool:
+        """Whether the verdicts of most of a sample of these answers (32 at most, those with SQL)
+        are in the verdict store: a warm run, whose checks are look-ups that cost less than a fork
+        (the parent's pages are copied as it writes them while a helper lives). Needs their
+        schemas read."""
+        sample = [t for t in targets if t[2].sql and t[3] is not None]
+        sample = sample[:: max(1, len(sample) // 32)]
+        known = 0
+        for _, (_, role), p, ds in sample:
+            try:
                 known += self._checks_remembered(p.sql, ds, self.project.role(role))
             except Exception:  # noqa: BLE001,S112 -- left to its item
                 continue
-        return known >= 0.75 * total
+        return known >= 0.75 * len(sample)
 
     def _checks_remembered(self, sql: str, ds: str, policy: Any) -> bool:
         """Whether checking ``sql`` on ``ds`` for this role computes nothing (``_checked``'s path)."""
@@ -501,24 +514,6 @@ class ReplayEngine:
         index = self._helped.get((case_id, role))
         if index is not None and not helper.wait_for(index, STORE.merge):
             self._helper = None  # ended or stalled: this process checks the rest itself
-
-    def _introspect_for(self, pairs: list[tuple[Any, str]]) -> None:
-        """The schemas of the datasources these answers run on, read here before a helper is
-        forked: a forked copy never opens a database (``_schema``)."""
-        names: set[str] = set()
-        for case, role in pairs:
-            try:
-                p = self.prediction(case.id, role)
-                ds = self._datasource(case.id, p, tuple(case.datasources)) if p is not None else None
-            except Exception:  # noqa: BLE001,S112 -- the item reports it
-                continue
-            if ds is not None and ds in self.registry:
-                names.add(ds)
-        for ds in sorted(names):
-            try:
-                self._schema(ds)
-            except Exception:  # noqa: BLE001,S112 -- the item reports it
-                continue
 
     def _replay(self, case_id: str, role: str, case_datasources: tuple[str, ...], p: Prediction | None = None) -> Answer:
         started = time.perf_counter()
