@@ -15,7 +15,7 @@ import attrs
 
 from pytest_nl2sql.engine.compiler import compile_plan
 from pytest_nl2sql.engine.plan import PlanModel
-from pytest_nl2sql.engine.validator import validate_sql
+from pytest_nl2sql.engine.validator import UNRESTRICTED, validate_sql
 
 __all__ = ["QUESTION_NOT_ANSWERABLE", "Resolution", "resolve"]
 
@@ -32,19 +32,6 @@ class Resolution:
     status: ResolutionStatus
     code: str | None = None
     message: str = ""
-
-
-class _AllowAll:
-    """Resolution is about what exists, not about who may see it."""
-
-    def allows_datasource(self, ds: str) -> bool:
-        return True
-
-    def allows_table(self, ds: str, table: str) -> bool:
-        return True
-
-    def allows_column(self, ds: str, table: str, column: str) -> bool:
-        return True
 
 
 def resolve(
@@ -64,8 +51,9 @@ def resolve(
     if plan.kind == "clarify":
         return Resolution("needs_clarification", None, plan.clarification or "")
     sql = compile_plan(plan, dialect)
+    # what exists, not who may see it: resolved as a role that may read everything would be
     check = validate_sql(
-        sql, dialect=dialect, datasource=plan.datasource or "", schema=schema, policy=_AllowAll()
+        sql, dialect=dialect, datasource=plan.datasource or "", schema=schema, policy=UNRESTRICTED
     )
     if check.status == "unknown_reference":
         return Resolution(

@@ -63,6 +63,7 @@ from pytest_nl2sql.engine.validatorbase import schema_key as _schema_key
 __all__ = [
     "REFUSAL_MESSAGE",
     "ROWID_NAMES",
+    "UNRESTRICTED",
     "AccessPolicy",
     "Status",
     "Validation",
@@ -148,6 +149,14 @@ def _decode(found: Any) -> Validation | None:
 VERDICTS: Memo[Validation] = Memo(8192)
 
 
+#: The policy of a verdict on a datasource the role may read whole: every table and column
+#: allowed (no datasource list, no allow or deny rule). A role that restricts nothing on the
+#: datasource gets the same verdict as this policy (nothing it asks is ever refused), so such
+#: verdicts are remembered under it -- shared by every unrestricted role and by the reference
+#: engine's check that a plan's names exist (``engine/resolver.py``).
+UNRESTRICTED = RolePolicy(name="*every name*")
+
+
 def _verdict_key(sql: str, dialect: str, datasource: str, schema: Mapping[str, Sequence[str]], policy: Any) -> Any:
     """The memo key of a verdict, or None (not remembered) for a policy that is not a frozen
     :class:`RolePolicy` value: what another object answers may change between calls."""
@@ -157,6 +166,8 @@ def _verdict_key(sql: str, dialect: str, datasource: str, schema: Mapping[str, S
         hash(policy)
     except TypeError:
         return None
+    if not policy.restricts(datasource):
+        policy = UNRESTRICTED
     return (dialect, text_key(sql), datasource, _schema_key(schema), policy)
 
 

@@ -36,8 +36,8 @@ from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
 from pytest_nl2sql.engine.compiler import CompileError
 from pytest_nl2sql.engine.plan import PlanError, PlanModel
 from pytest_nl2sql.engine.protocol import import_object
-from pytest_nl2sql.engine.resolver import _AllowAll, resolve
-from pytest_nl2sql.engine.validator import validate_sql
+from pytest_nl2sql.engine.resolver import resolve
+from pytest_nl2sql.engine.validator import UNRESTRICTED, validate_sql
 from pytest_nl2sql.errors import Problem
 from pytest_nl2sql.suitefile.fields import CaseSpans
 from pytest_nl2sql.suitefile.loader import load_text, parse_suite
@@ -175,7 +175,7 @@ class _Checker:
 
     def sql(self, case: EvalCase, spans: CaseSpans | None, field: str, sql: str, name: str, schema: dict[str, list[str]]) -> None:
         """Compile one gold SQL against the schema (parse, resolve every name; nothing runs)."""
-        check = validate_sql(sql, dialect=self.registry.get(name).dialect, datasource=name, schema=schema, policy=_AllowAll())  # names, not access
+        check = validate_sql(sql, dialect=self.registry.get(name).dialect, datasource=name, schema=schema, policy=UNRESTRICTED)  # names, not access
         if check.status == "unknown_reference":
             columns = sorted({c for cols in schema.values() for c in cols} | set(schema))
             for ref in check.unknown:
