@@ -44,8 +44,11 @@ def compile_plan(plan: PlanModel, dialect: str) -> str:
     tree = _Compiler(d).query(plan.query)
     try:
         # never drop what the plan said: syntax the dialect lacks (a raw ``FOR UPDATE`` on
-        # SQLite, say) is an error, not silently left out of the SQL that runs
-        return tree.sql(dialect=d, identify=True, unsupported_level=ErrorLevel.RAISE)
+        # SQLite, say) is an error, not silently left out of the SQL that runs. ``copy=False``:
+        # the tree was built for this call (a raw escape's parse too, never a shared one) and is
+        # dropped after it, so the generator's transforms may edit it (its copy was a third of
+        # compiling a plan)
+        return tree.sql(dialect=d, identify=True, unsupported_level=ErrorLevel.RAISE, copy=False)
     except UnsupportedError as err:
         first = str(err).split("\n")[0]
         raise CompileError(f"the plan uses what {d} cannot express: {first}") from None

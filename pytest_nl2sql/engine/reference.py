@@ -13,7 +13,7 @@ from typing import Any
 from pytest_nl2sql.config import Config
 from pytest_nl2sql.config.model import VerifiedQuery
 from pytest_nl2sql.datasources import DatasourceRegistry, QueryError, introspect
-from pytest_nl2sql.engine.compiler import CompileError, compile_plan
+from pytest_nl2sql.engine.compiler import CompileError
 from pytest_nl2sql.engine.plan import PlanError, PlanModel, plan_json_schema
 from pytest_nl2sql.engine.protocol import Answer, RouteResult, SetupError, Step
 from pytest_nl2sql.engine.resolver import QUESTION_NOT_ANSWERABLE, resolve
@@ -242,11 +242,10 @@ class ReferenceEngine:
                     # a name the schema lacks answers as a denied one does: no existence oracle
                     return refused(datasource)
                 return done(status="not_answerable", code=QUESTION_NOT_ANSWERABLE, message=resolution.message)
-            try:
-                sql = compile_plan(plan, adapter.dialect)
-            except CompileError as exc:
+            if resolution.sql is None:  # a resolution other than an answer's: not reached here
                 failed("sql_generation", "COMPILE_ERROR", clock)
-                return done(status="error", error=f"compile: {exc}", message=str(exc))
+                return done(status="error", error="compile: the plan has no SQL", message="the plan has no SQL")
+            sql = resolution.sql  # compiled once, by the resolution
         check = validate_sql(sql, dialect=adapter.dialect, datasource=datasource, schema=schema, policy=policy)
         if check.status == "refused":
             failed("sql_generation", "SECURITY_VIOLATION", clock)

@@ -32,6 +32,9 @@ class Resolution:
     status: ResolutionStatus
     code: str | None = None
     message: str = ""
+    #: the plan's SQL in the dialect resolved for (compiled once, not again); not part of the
+    #: verdict, so two resolutions are equal by status, code and message
+    sql: str | None = attrs.field(default=None, eq=False)
 
 
 def resolve(
@@ -59,5 +62,6 @@ def resolve(
         return Resolution(
             "not_answerable", QUESTION_NOT_ANSWERABLE,
             "The question needs data that does not exist here: " + ", ".join(check.unknown),
+            sql,
         )
-    return Resolution("answer")
+    return Resolution("answer", sql=sql)

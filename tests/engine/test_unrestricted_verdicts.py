@@ -6,6 +6,8 @@ mode plans computed that verdict again on every item of every run, warm or cold)
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pytest_nl2sql.config.policy import RolePolicy, parse_glob
@@ -15,6 +17,7 @@ from pytest_nl2sql.engine import validator
 from pytest_nl2sql.engine import validatorrules as rules
 from pytest_nl2sql.engine.plan import PlanModel
 from pytest_nl2sql.engine.resolver import resolve
+from tests.replay.conftest import project, shop  # noqa: F401 - fixtures for the engine's test
 
 SCHEMA = {"singer": ["singer_id", "Name", "country", "age"], "concert": ["concert_id", "singer_id", "year"]}
 
@@ -124,3 +127,21 @@ def test_a_plans_check_of_names_is_remembered_and_shared_with_the_roles_check(
         assert calls == []
     finally:
         STORE.enable(None)
+
+
+def test_the_reference_engine_compiles_a_plan_once_per_answer(project: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """The names check compiles the plan; the answer runs that SQL (it compiled it twice)."""
+    from pytest_nl2sql.engine import plancompiler
+    from pytest_nl2sql.engine.reference import ReferenceEngine
+    from tests.engine.test_validator_security import PLANS, Q_NAMES, RecordingLLM
+
+    compiled: list[str] = []
+    real = plancompiler.compile_plan
+    monkeypatch.setattr(plancompiler, "compile_plan", lambda plan, d: compiled.append(real(plan, d)) or compiled[-1])
+    engine = ReferenceEngine(project)
+    try:
+        answer = engine.answer(Q_NAMES, "clerk", RecordingLLM(PLANS))
+    finally:
+        engine.close()
+    assert answer.status == "ok" and answer.rows
+    assert compiled == [answer.sql]
