@@ -113,8 +113,8 @@ class Memo(Generic[T]):
 # -- verdicts remembered across runs ---------------------------------------------------------
 
 #: The modules whose code decides a guard or validator verdict (or the replay engine's SQLite
-#: string fallback): their bytes are part of every key, so a changed allow-list or resolver
-#: never reads a verdict an older one gave.
+#: string fallback, or a plan's SQL): their bytes are part of every key, so a changed
+#: allow-list, resolver or compiler never reads a verdict an older one gave.
 _VERDICT_MODULES = (
     "pytest_nl2sql.datasources.guard", "pytest_nl2sql.datasources.guardbase",
     "pytest_nl2sql.datasources.guardrules", "pytest_nl2sql.datasources.functions",
@@ -124,6 +124,11 @@ _VERDICT_MODULES = (
     "pytest_nl2sql.engine.tablefunctions", "pytest_nl2sql.engine.dialects",
     "pytest_nl2sql.engine.refusals", "pytest_nl2sql.engine.stringfallback",
     "pytest_nl2sql.config.policy",
+    # a plan's SQL (engine.compiler remembers it like a verdict)
+    "pytest_nl2sql.engine.compiler", "pytest_nl2sql.engine.plancompiler",
+    "pytest_nl2sql.engine.plan.model", "pytest_nl2sql.engine.plan.nodes",
+    "pytest_nl2sql.engine.plan.parse", "pytest_nl2sql.engine.plan.specplan",
+    "pytest_nl2sql.engine.plan.vocabulary",
 )  # fmt: skip
 _STORE_FORMAT = 1
 _STORE_HEADER = b"pytest-nl2sql verdict cache sha256="

@@ -1,6 +1,7 @@
 """sqlglot is imported only when a verdict must be computed: the fronts of the guard, the
-validator, the compiler and the replay engine import none, a verdict read from the store
-imports none, and the verdict computed afresh (after the lazy import) is the remembered one."""
+validator, the compiler and the replay engine import none, a verdict (or a plan's SQL) read
+from the store imports none, and the verdict computed afresh (after the lazy import) is the
+remembered one."""
 
 from __future__ import annotations
 
@@ -30,6 +31,12 @@ VALIDATE = [
     for dialect in ("sqlite", "postgresql")
     for policy in (ADMIN, VIEWER)
 ]
+PLANS = [
+    {"datasource": "shop", "from": "Customer", "select": ["Name"], "where": {"eq": ["City", {"value": "Paris"}]}},
+    {"datasource": "shop", "from": "Invoice", "select": ["CustomerId", {"expr": {"sum": "Total"}, "alias": "spent"}],
+     "group_by": ["CustomerId"], "order_by": [{"expr": "spent", "desc": True}], "limit": 3},
+    {"datasource": "shop", "from": "Customer", "select": [{"expr": {"sql": "upper(Name)"}, "alias": "n"}]},
+]
 FALLBACK = ['SELECT Name FROM Customer WHERE City = "Paris"', 'SELECT "Name" FROM Customer', "SELECT (", 'SELECT "rowid" FROM Customer']
 
 
@@ -50,6 +57,12 @@ def verdicts():
         out.append(["validator", sql, dialect, policy.name, v.ok, v.status, v.message, sorted(v.tables), sorted(v.columns), list(v.unknown)])
     for sql in FALLBACK:
         out.append(["fallback", sql, sqlite_string_fallback(sql, [c for cols in SCHEMA.values() for c in cols])])
+    from pytest_nl2sql.engine.compiler import compile_plan
+    from pytest_nl2sql.engine.plan import PlanModel
+
+    for plan in PLANS:
+        for dialect in ("sqlite", "postgresql", "duckdb"):
+            out.append(["compile", dialect, compile_plan(PlanModel.from_dict(plan), dialect)])
     return out
 """
 
@@ -70,7 +83,7 @@ import json, sys
 from pathlib import Path
 from pytest_nl2sql.datasources import guard
 from pytest_nl2sql.datasources.memo import STORE
-from pytest_nl2sql.engine import validator
+from pytest_nl2sql.engine import compiler, validator
 
 STORE.enable(Path(sys.argv[1]))
 remembered = verdicts()
@@ -78,6 +91,7 @@ imported_when_remembered = "sqlglot" in sys.modules
 STORE.enable(None)  # now compute every verdict afresh: sqlglot is imported on the first miss
 guard.VERDICTS.clear()
 validator.VERDICTS.clear()
+compiler.COMPILED.clear()
 computed = verdicts()
 print(json.dumps({"remembered": remembered, "computed": computed, "imported_when_remembered": imported_when_remembered,
                   "imported_after": "sqlglot" in sys.modules, "hits": STORE.hits}))
@@ -109,7 +123,9 @@ def test_a_verdict_computed_after_the_lazy_import_is_the_remembered_one(tmp_path
     assert warm["imported_after"] is True
     assert warm["remembered"] == warm["computed"] == cold
     kinds = {v[0] for v in cold}
-    assert kinds == {"guard", "validator", "fallback"}
+    assert kinds == {"guard", "validator", "fallback", "compile"}
+    assert len([v for v in cold if v[0] == "compile"]) == 9  # three plans in three dialects
+    assert len({v[2] for v in cold if v[0] == "compile"}) == 4  # NULLS LAST spelled out where needed
     assert any(v[0] == "fallback" and v[2] for v in cold)  # one fallback rewrote its SQL
     assert {v[3] for v in cold if v[0] == "guard"} >= {None, "StatementRefused", "StatementUnparseable"}
     assert {v[5] for v in cold if v[0] == "validator"} == {"ok", "refused", "unknown_reference", "invalid"}

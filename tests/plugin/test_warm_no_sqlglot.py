@@ -31,12 +31,15 @@ FALLBACK = {
 }
 
 
-def _run(pytester: pytest.Pytester, project: Path, workers: str) -> tuple[dict[str, bool], dict[tuple[str, str], object]]:
+def _run(pytester: pytest.Pytester, project: Path, workers: str,
+         *engine: str) -> tuple[dict[str, bool], dict[tuple[str, str], object]]:
+    """One run (replay by default, or ``engine``'s options): which processes imported sqlglot,
+    and each item's verdict, status and SQL."""
     for old in project.glob("sqlglot-*.json"):
         old.unlink()
     result = pytester.runpytest_subprocess(
-        "--nl2sql-suite", "evals/mini.yaml", "--nl2sql-predictions", "preds.jsonl", "--nl2sql-out", "r.json",
-        "-p", "no:cacheprovider", "-n", workers,
+        "--nl2sql-suite", "evals/mini.yaml", *(engine or ("--nl2sql-predictions", "preds.jsonl")),
+        "--nl2sql-out", "r.json", "-p", "no:cacheprovider", "-n", workers,
     )
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     seen = {p.stem.split("-", 1)[1]: json.loads(p.read_text()) for p in project.glob("sqlglot-*.json")}
@@ -61,3 +64,21 @@ def test_a_warm_replay_run_imports_no_sqlglot(pytester: pytest.Pytester, project
     # the fallback was used, and its answer came from the store the second time
     fixed = [sql for (cid, role), (_, _, sql) in first.items() if cid == "mini_002" and role == "admin"]
     assert fixed and "'No such media'" in str(fixed[0]), first
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_warm_plans_run_imports_no_sqlglot(pytester: pytest.Pytester, project: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch, workers: str) -> None:
+    """Mode plans with the reference engine: each plan's SQL is remembered like a verdict (and
+    the check that its names exist, under the unrestricted policy), so the second run compiles
+    and parses nothing -- and answers exactly as the first."""
+    pytester.makeconftest(RECORD_SQLGLOT)
+    monkeypatch.setenv("NL2SQL_CACHE_DIR", str(tmp_path / "cache"))
+
+    cold, first = _run(pytester, project, workers, "--nl2sql-mode", "plans")
+    assert any(cold.values()), cold  # the cold run compiled the plans
+    assert any(sql for _, _, sql in first.values()), first
+    warm, second = _run(pytester, project, workers, "--nl2sql-mode", "plans")
+    expected = {"main"} if workers == "0" else {"main", "gw0", "gw1"}
+    assert set(warm) == expected and not any(warm.values()), warm
+    assert second == first
