@@ -314,11 +314,12 @@ def _code_digest() -> str:
     from pytest_nl2sql import __version__
 
     digest = hashlib.sha256(f"{__version__}\0{_sqlglot_version()}\0".encode())
+    package = Path(__file__).resolve().parent.parent  # the installed pytest_nl2sql folder
     for name in _VERDICT_MODULES:
-        spec = importlib.util.find_spec(name)
-        origin = spec.origin if spec is not None else None
+        # read by path: ``find_spec`` would import each module's parent packages (the plan
+        # model's, which a replay run never needs)
         try:
-            digest.update(Path(origin).read_bytes() if origin else b"?")
+            digest.update((package / name.removeprefix("pytest_nl2sql.").replace(".", "/")).with_suffix(".py").read_bytes())
         except OSError:
             digest.update(b"?")
         digest.update(b"\0")

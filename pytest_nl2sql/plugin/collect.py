@@ -19,7 +19,7 @@ import pytest
 from pytest_nl2sql.errors import SuiteError
 from pytest_nl2sql.reporting.shards import shard_of
 from pytest_nl2sql.suitefile.loader import load_suite
-from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status
+from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status, rows_problem
 
 __all__ = ["CaseFailure", "CaseItem", "CaseSuiteError", "ItemRunner", "SuiteFile", "select_roles", "select_shard"]
 
@@ -214,8 +214,6 @@ class CaseItem(pytest.Item):
         run: ItemRunner = self.config.stash[RUN_KEY]
         if run.settings.routes_only:
             return  # routing only: the rows are not read
-        from pytest_nl2sql.upkeep.check import rows_problem
-
         why = rows_problem(self.case) if self.expected is Outcome.ALLOWED else None
         if why is not None:
             where = f"{self.case.location}" if self.case.location else self.path.name

@@ -297,6 +297,8 @@ class Nl2sqlRun:
         return self._engine
 
     def llm_for(self, item: CaseItem, attempt: int = 0, usage: Any = None) -> Any:
+        if not getattr(self._engine, "needs_llm", True):
+            return None  # the engine has its own model (the protocol: llm is passed as None)
         mode = self.settings.mode
         if mode == "plans":
             from pytest_nl2sql.engine.plan.specplan import is_spec_plan
@@ -310,8 +312,6 @@ class Nl2sqlRun:
                 # nl2sql-engine's plan names no datasource: it is written for the case's one
                 plan = {**plan, "datasource": item.case.datasources[0]}
             return FakeLLM({item.case.question: plan} if plan is not None else {})
-        if not getattr(self._engine, "needs_llm", True):
-            return None
         from pytest_nl2sql.plugin.accounting import MeteredLLM, Usage
 
         return MeteredLLM(self.shared_llm(item.llm), usage if usage is not None else Usage(), attempt=attempt, failfast=self.failfast)

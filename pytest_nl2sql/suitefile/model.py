@@ -23,6 +23,7 @@ __all__ = [
     "Reviewed",
     "Status",
     "Row",
+    "rows_problem",
 ]
 
 #: One result row as a suite stores it: column name -> plain value.
@@ -184,3 +185,14 @@ class EvalSuite:
 
     def count(self, status: Status) -> int:
         return sum(1 for c in self.cases if c.status is status)
+
+
+def rows_problem(case: EvalCase) -> str | None:
+    """Why an approved answer case cannot be scored as written (a suite error), or None. Each
+    item asks before it runs (``plugin/collect.py``), so it lives with the model: a run imports
+    nothing of ``pytest-nl2sql check`` (the resolver, the compiler) for it."""
+    allowed = [r for r, o in case.outcome.items() if o.value == "allowed"]
+    if case.status is Status.APPROVED and case.kind.value == "answer" and case.sql and allowed and case.rows is None:
+        return (f"approved and allowed for {', '.join(allowed)}, but has no rows to compare with (a suite error): write "
+                "them from the database with `pytest-nl2sql eval regenerate SUITE` (or pytest --nl2sql-regenerate)")
+    return None

@@ -41,18 +41,9 @@ from pytest_nl2sql.engine.validator import UNRESTRICTED, validate_sql
 from pytest_nl2sql.errors import Problem
 from pytest_nl2sql.suitefile.fields import CaseSpans
 from pytest_nl2sql.suitefile.loader import load_text, parse_suite
-from pytest_nl2sql.suitefile.model import EvalCase, Status
+from pytest_nl2sql.suitefile.model import EvalCase, Status, rows_problem
 
 __all__ = ["check_against_project", "role_problems", "rows_problem", "run_check"]
-
-
-def rows_problem(case: EvalCase) -> str | None:
-    """Why an approved answer case cannot be scored as written (a suite error), or None."""
-    allowed = [r for r, o in case.outcome.items() if o.value == "allowed"]
-    if case.status is Status.APPROVED and case.kind.value == "answer" and case.sql and allowed and case.rows is None:
-        return (f"approved and allowed for {', '.join(allowed)}, but has no rows to compare with (a suite error): write "
-                "them from the database with `pytest-nl2sql eval regenerate SUITE` (or pytest --nl2sql-regenerate)")
-    return None
 
 
 def role_problems(case: EvalCase, config: Config) -> list[str]:

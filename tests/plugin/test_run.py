@@ -233,3 +233,30 @@ def test_the_chinook_suite_gives_the_same_report_under_xdist(pytester: pytest.Py
     b = _strip_timings(json.loads((root / "r2.json").read_text()))
     assert a == b
     assert a["summary"]["passed"] == len(a["items"]) > 150
+
+
+@pytest.mark.parametrize("needs_llm", [False, True])
+def test_an_engine_with_its_own_model_is_passed_no_llm_in_mode_plans(
+    pytester: pytest.Pytester, project: Path, needs_llm: bool
+) -> None:
+    """The protocol (engine/protocol.py): ``needs_llm = False`` means mode plans does not ask the
+    case for its plan and the engine's ``llm`` is None; otherwise it gets the case's plan."""
+    pytester.makeconftest(
+        f"""
+        from pytest_nl2sql.engine.reference import ReferenceEngine
+
+        class Recording(ReferenceEngine):
+            needs_llm = {needs_llm}
+
+            def answer(self, question, role, llm):
+                with open("llms.txt", "a") as f:
+                    f.write(type(llm).__name__ + "\\n")
+                return super().answer(question, role, llm)
+
+        def pytest_nl2sql_make_engine(config, project):
+            return Recording(project)
+        """
+    )
+    pytester.runpytest("--nl2sql-suite", "evals/mini.yaml", "--nl2sql-mode", "plans")
+    seen = set((project / "llms.txt").read_text().split())
+    assert seen == ({"FakeLLM"} if needs_llm else {"NoneType"})
