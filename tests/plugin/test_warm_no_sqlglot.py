@@ -19,6 +19,9 @@ def pytest_sessionfinish(session):
     who = getattr(session.config, "workerinput", {}).get("workerid", "main")
     with open(f"sqlglot-{who}.json", "w") as f:
         json.dump("sqlglot" in sys.modules, f)
+    with open(f"planmodel-{who}.json", "w") as f:  # the plan model, the compiler, the resolver
+        json.dump(sorted(m for m in ("pytest_nl2sql.engine.plan", "pytest_nl2sql.engine.compiler",
+                                     "pytest_nl2sql.engine.resolver") if m in sys.modules), f)
 """
 
 #: mini_002 for the admin with a double-quoted string: the answer goes through the SQLite fallback
@@ -61,6 +64,8 @@ def test_a_warm_replay_run_imports_no_sqlglot(pytester: pytest.Pytester, project
     expected = {"main"} if workers == "0" else {"main", "gw0", "gw1"}
     assert set(warm) == expected and not any(warm.values()), warm
     assert second == first
+    # a replay run needs nothing of plans: cold or warm, no process imported the plan model
+    assert [json.loads(p.read_text()) for p in project.glob("planmodel-*.json")] == [[]] * len(expected)
     # the fallback was used, and its answer came from the store the second time
     fixed = [sql for (cid, role), (_, _, sql) in first.items() if cid == "mini_002" and role == "admin"]
     assert fixed and "'No such media'" in str(fixed[0]), first
