@@ -161,17 +161,21 @@ class Nl2sqlRun:
 
     def precheck(self, suites: list[Path] | None = None) -> None:
         """Fail fast, with one line, on options that cannot work (before collection)."""
-        self.precheck_options(suites)
+        self.precheck_options()
+        self.precheck_engine(suites)
         self.precheck_suites(suites)
 
-    def precheck_options(self, suites: list[Path] | None = None) -> None:
-        """The checks that do not read a suite: the options, the engine's setup, the LLMs."""
+    def precheck_options(self) -> None:
+        """The checks of the options alone (nothing is built, no file but the suites' is looked at)."""
         self.check_suites_exist()
         if getattr(self.config.option, "numprocesses", None) and not hasattr(self.config, "workerinput"):
             for given, what in ((self.settings.regenerate, "--nl2sql-regenerate rewrites suites once, in one process"),
                                 (self.settings.seed, "--nl2sql-seed writes one drafts file")):  # fmt: skip
                 if given:
                     raise pytest.UsageError(f"{what}: run it without -n (or with -n 0)")
+
+    def precheck_engine(self, suites: list[Path] | None = None) -> None:
+        """The checks that build something: the engine (and its setup check), the LLMs."""
         if (suites or self.settings.suites) and not self.config.option.collectonly:
             engine = self.engine  # no engine is a usage error now, not a failure per item
             check = getattr(engine, "check_setup", None)

@@ -239,11 +239,12 @@ class Nl2sqlSession:
             self.run.precheck(suites)
             self._controller_start()
             return (yield)
-        self.run.precheck_options(suites)  # before a worker starts
+        self.run.precheck_options()  # before a worker starts
         start = self._starting = WorkersStart(self.config, self.folder)
         try:
             with start:
                 result = yield  # xdist starts the workers (under_xdist, "Starting")
+                self.run.precheck_engine(suites)
                 self.run.precheck_suites(suites)
             self._starting = None
             terminal = self.config.pluginmanager.getplugin("terminalreporter")

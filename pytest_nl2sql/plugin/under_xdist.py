@@ -27,16 +27,18 @@ keeps its fields as they are.
 xdist starts its workers in its own ``pytest_sessionstart`` (the last one). Reading a suite is
 the slowest check the controller makes before anything runs (a cold YAML parse: ~0.3 s for
 Spider dev's 972 cases); once done it fills the suite cache, which every worker reads. So on
-the controller of an xdist run the checks that need no suite run first (options, the engine's
-setup, the LLMs: a mistake there is still found before a worker starts), the workers are
-started, and the suites are read while the workers import and configure themselves
+the controller of an xdist run the checks of the options alone run first (a mistake there is
+found before a worker starts), the workers are started, and the engine is built (its setup
+checked, the LLMs' settings read: ~0.08 s on Spider, the project's YAML and the predictions
+file) and the suites are read while the workers import and configure themselves
 (:class:`WorkersStart`). The controller holds a lock (``precheck.lock`` in the run folder)
 meanwhile; a worker waits for it before reading the suites, so it finds them in the cache
-instead of parsing them again on a core the controller needs. A suite the controller refuses
-(a plan missing in plans mode, an unknown ``--nl2sql-roles`` or ``--nl2sql-cases`` name, a
-broken baseline) is a usage error as before: the lock is given back, the workers, which make
-the same checks, end with it, and the controller stops them (each is asked to shut down, then
-its gateway ends) before pytest prints the error.
+instead of parsing them again on a core the controller needs. An engine or a suite the
+controller refuses (an engine's setup that fails, a missing API key, a plan missing in plans
+mode, an unknown ``--nl2sql-roles`` or ``--nl2sql-cases`` name, a broken baseline) is a usage
+error as before: the lock is given back, the workers, which make the same checks, end with it,
+and the controller stops them (each is asked to shut down, then its gateway ends) before pytest
+prints the error.
 """
 
 from __future__ import annotations

@@ -90,9 +90,13 @@ def test_with_the_cache_off_each_process_parses_and_the_run_is_whole(pytester: p
     [
         (["--nl2sql-roles", "nobody"], "*--nl2sql-roles: no case names the role 'nobody'*"),
         (["--nl2sql-cases", "no-such-tag"], "*--nl2sql-cases: no case has the tag or datasource 'no-such-tag'*"),
+        # the engine is built (and its setup checked) once the workers are starting, too
+        (["--nl2sql-predictions", "nowhere.jsonl"], "*nowhere.jsonl*"),
+        (["--nl2sql-llm", "nosuch"], "*--nl2sql-llm nosuch*"),
     ],
+    ids=["roles", "cases", "engine-setup", "llm-name"],
 )
-def test_a_suite_the_controller_refuses_after_the_workers_started_is_one_usage_error(
+def test_an_engine_or_a_suite_the_controller_refuses_after_the_workers_started_is_one_usage_error(
     pytester: pytest.Pytester, project: Path, args: list[str], message: str
 ) -> None:
     result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", *args)
