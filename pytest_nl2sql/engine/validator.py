@@ -40,11 +40,13 @@ analysis.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_nl2sql.config.policy import RolePolicy
-from pytest_nl2sql.datasources.memo import STORE, Memo, text_key
+from pytest_nl2sql.datasources.memo import STORE, Memo, canonical, text_key
 from pytest_nl2sql.engine.dialects import CompileError, sqlglot_dialect
 from pytest_nl2sql.engine.refusals import access_denied, without_suggestions
 from pytest_nl2sql.engine.validatorbase import (
@@ -114,7 +116,34 @@ def remembered(
 
 
 def _store_key(key: Any) -> str | None:
-    return STORE.key("validator", *key[:1], key[1].hex(), *key[2:])
+    """The verdict store's key of a memo key ``(dialect, SQL digest, datasource, schema, policy)``;
+    the schema is named by its digest (:func:`_schema_digest`)."""
+    schema = _schema_digest(key[3])
+    if schema is None:
+        return None
+    return STORE.key("validator", key[0], key[1].hex(), key[2], schema, *key[4:])
+
+
+#: How many schemas' digests are kept (a run has one per datasource).
+SCHEMA_DIGESTS_MAX = 256
+_SCHEMA_DIGESTS: dict[Any, str] = {}
+
+
+def _schema_digest(schema: Any) -> str | None:
+    """A sha256 of ``schema`` (a memo key's schema part) as canonical JSON, remembered by its
+    content: writing a wide schema out (2,000 columns: ~0.4 ms) once per run, not once for every
+    verdict looked up in the store. None when it has no canonical form (then nothing is stored)."""
+    found = _SCHEMA_DIGESTS.get(schema)
+    if found is None:
+        try:
+            raw = json.dumps(canonical(schema), ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):
+            return None
+        found = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+        if len(_SCHEMA_DIGESTS) >= SCHEMA_DIGESTS_MAX:
+            _SCHEMA_DIGESTS.clear()
+        _SCHEMA_DIGESTS[schema] = found
+    return found
 
 
 def _remembered(key: Any, compute: Any) -> Validation:

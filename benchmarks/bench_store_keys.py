@@ -1,0 +1,74 @@
+"""What a validator verdict's key in the verdict store costs, by the width of the schema.
+
+    python benchmarks/bench_store_keys.py [--repeat 5]
+
+A warm run looks up each item's validator verdict in the verdict store once per process; the
+key names the SQL, the datasource, the role's policy and the datasource's schema. For schemas of
+20, 200 and 2,000 columns (10 columns a table), in this process, best of ``--repeat`` passes of
+1,000 keys each:
+
+* ``written out``: the schema's canonical JSON hashed into every key (how keys were made
+  before: the floor this compares against, measured here in the same run);
+* ``digest``: the key as the validator makes it now (``validator._store_key``), the schema named
+  by its digest, computed once per schema by content.
+
+Prints the microseconds per key of each and ``digest/written out X.XXx`` per width.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from pytest_nl2sql.datasources.memo import STORE  # noqa: E402
+from pytest_nl2sql.engine import validator  # noqa: E402
+
+KEYS = 1000
+
+
+def _best(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - started)
+    return best / KEYS * 1e6
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        STORE.enable(Path(folder))
+        try:
+            for columns in (20, 200, 2000):
+                schema = {f"table_{t}": [f"column_{c}" for c in range(10)] for t in range(columns // 10)}
+                sqls = [f"select column_{i % 10} from table_{i % (columns // 10)} where {i} > 0" for i in range(KEYS)]
+                keys = [validator._verdict_key(s, "sqlite", "wide", schema, validator.UNRESTRICTED) for s in sqls]
+
+                def written_out(keys=keys) -> None:
+                    for k in keys:
+                        STORE.key("validator", k[0], k[1].hex(), k[2], k[3], k[4])
+
+                def digest(keys=keys) -> None:
+                    validator._SCHEMA_DIGESTS.clear()  # the first key of the pass computes it
+                    for k in keys:
+                        validator._store_key(k)
+
+                old, new = _best(written_out, args.repeat), _best(digest, args.repeat)
+                print(f"{columns:>5} columns: written out {old:8.1f} us/key, digest {new:6.1f} us/key; digest/written out {new / old:.2f}x")
+        finally:
+            STORE.enable(None)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

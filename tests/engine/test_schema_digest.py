@@ -1,0 +1,70 @@
+"""A validator verdict in the verdict store is keyed on the datasource's schema by the schema's
+digest, computed once per schema (by content) rather than written out as JSON for every verdict
+looked up: a 2,000-column schema took ~0.4 ms per look-up. The key still tells every schema
+apart, and a verdict is still read back by the next run."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_nl2sql.datasources.memo import STORE
+from pytest_nl2sql.engine import validator
+from pytest_nl2sql.engine import validatorrules as rules
+
+SCHEMA = {"singer": ["singer_id", "name", "age"], "concert": ["concert_id", "singer_id", "year"]}
+WIDE = {f"table_{i}": [f"column_{j}" for j in range(20)] for i in range(100)}
+
+
+def _key(schema: dict, sql: str = "select name from singer") -> str | None:
+    return validator._store_key(validator._verdict_key(sql, "sqlite", "music", schema, validator.UNRESTRICTED))
+
+
+@pytest.fixture
+def store(tmp_path):
+    STORE.enable(tmp_path)
+    validator._SCHEMA_DIGESTS.clear()
+    try:
+        yield tmp_path
+    finally:
+        STORE.enable(None)
+
+
+def test_equal_schemas_share_a_key_and_every_change_gives_another(store) -> None:
+    first = _key(SCHEMA)
+    assert first is not None
+    assert _key({t: list(cols) for t, cols in SCHEMA.items()}) == first  # another object, equal content
+    changed = [
+        {**SCHEMA, "singer": ["singer_id", "name"]},  # a column gone
+        {**SCHEMA, "singer": ["singer_id", "name", "age", "email"]},  # a column more
+        {**SCHEMA, "singer": ["singer_id", "nam", "age"]},  # a column renamed
+        {"singer": SCHEMA["singer"]},  # a table gone
+        {**SCHEMA, "venue": ["venue_id"]},  # a table more
+        {"singers": SCHEMA["singer"], "concert": SCHEMA["concert"]},  # a table renamed
+        {"singer": ["singer_id", "name", "age", "concert_id"], "concert": ["singer_id", "year"]},  # a column moved
+    ]
+    keys = {_key(s) for s in changed}
+    assert first not in keys and len(keys) == len(changed)
+    assert _key(SCHEMA, "select age from singer") != first  # the SQL still counts
+
+
+def test_a_wide_schema_is_digested_once_and_its_verdicts_are_read_back_by_the_next_run(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    digests: list[int] = []
+    real = validator.canonical
+    monkeypatch.setattr(validator, "canonical", lambda v: digests.append(1) or real(v))
+    queries = [f"select column_{j} from table_{i}" for i in range(0, 100, 10) for j in (0, 19)]
+    verdicts = [validator.validate_sql(q, dialect="sqlite", datasource="wide", schema=WIDE, policy=validator.UNRESTRICTED) for q in queries]
+    assert all(v.ok for v in verdicts)
+    assert len(digests) == 1  # twenty verdicts stored under one digest of the schema
+    STORE.flush()
+
+    validator.VERDICTS.clear()
+    STORE.enable(store)  # the next run reads the file afresh
+    computed: list[str] = []
+    real_now = rules.validate_now
+    monkeypatch.setattr(rules, "validate_now", lambda sql, *a: computed.append(sql) or real_now(sql, *a))
+    again = [validator.validate_sql(q, dialect="sqlite", datasource="wide", schema=dict(WIDE), policy=validator.UNRESTRICTED) for q in queries]
+    assert again == verdicts and computed == []
+    missing = validator.validate_sql("select column_20 from table_0", dialect="sqlite", datasource="wide", schema=WIDE, policy=validator.UNRESTRICTED)
+    assert missing.status == "unknown_reference" and computed == ["select column_20 from table_0"]
