@@ -9,6 +9,7 @@ readable report when a gating score failed. An engine that raises fails that ite
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,6 +77,7 @@ class Nl2sqlRun:
         self._project_loaded = False
         self._engine: Any = None
         self._provenance: dict[str, Any] | None = None
+        self._provenance_early: _Early | None = None
         self._llms: dict[str | None, Any] = {}  # the LLM client of each named config (None: llm:)
         self.llm_ledgers: dict[str, CostLedger] = {}  # --nl2sql-llm with --nl2sql-max-cost: each config's share
         self.ledger: CostLedger | None = None
@@ -357,13 +359,31 @@ class Nl2sqlRun:
         return self._llms[name]
 
     def provenance(self, suites: Any) -> dict[str, Any]:
-        """``run.provenance`` (reporting/provenance.py), collected once, on the controller."""
+        """``run.provenance`` (reporting/provenance.py), collected once, on the controller: by
+        the thread :meth:`start_provenance` started, when it did."""
+        early, self._provenance_early = self._provenance_early, None
+        if early is not None and self._provenance is None:
+            early.join()
+            self._provenance = early.result  # None when it raised: collected again here, the error said
         if self._provenance is None:
-            project = self.project
-            named = self.settings.engine or getattr(project, "engine", None)
-            root = project.root if project is not None else Path(str(self.config.rootpath))
-            self._provenance = provenance.collect(suites, project, root, self._engine, named)
+            self._provenance = self._collect_provenance(suites)
         return self._provenance
+
+    def start_provenance(self, suites: Any) -> None:
+        """Collect ``run.provenance`` on a thread while the run goes on (the controller of an
+        xdist run, whose own thread only relays reports): its git calls, its introspection of
+        every datasource and its digest of every case no longer wait until the last item is in.
+        Nothing of the suites or datasources it reads is written during such a run
+        (--nl2sql-regenerate is refused with -n)."""
+        if self._provenance is not None or self._provenance_early is not None:
+            return
+        self._provenance_early = _Early(lambda: self._collect_provenance(suites))
+
+    def _collect_provenance(self, suites: Any) -> dict[str, Any]:
+        project = self.project
+        named = self.settings.engine or getattr(project, "engine", None)
+        root = project.root if project is not None else Path(str(self.config.rootpath))
+        return provenance.collect(suites, project, root, self._engine, named)
 
     def cache_dir(self) -> Path:
         """--nl2sql-cache-dir, else .nl2sql-cache/llm beside nl2sql.yaml (else the rootdir)."""
@@ -487,3 +507,22 @@ class Nl2sqlRun:
 
     def baseline_key(self, item: CaseItem) -> str:
         return baseline_key(item.path, item.case.id, item.role)
+
+
+class _Early:
+    """``compute()`` on a daemon thread; ``result`` once joined (None when it raised)."""
+
+    def __init__(self, compute: Any) -> None:
+        self.result: Any = None
+        self._compute = compute
+        self._thread = threading.Thread(target=self._run, name="nl2sql-provenance", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.result = self._compute()
+        except Exception:  # noqa: BLE001,S110 -- collected again on the caller's thread, which says why
+            pass
+
+    def join(self) -> None:
+        self._thread.join()

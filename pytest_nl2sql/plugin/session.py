@@ -246,6 +246,8 @@ class Nl2sqlSession:
                 result = yield  # xdist starts the workers (under_xdist, "Starting")
                 self.run.precheck_engine(suites)
                 self.run.precheck_suites(suites)
+                if not self.config.option.collectonly:
+                    self.run.start_provenance(sorted(self._suite_paths))
             self._starting = None
             terminal = self.config.pluginmanager.getplugin("terminalreporter")
             if self._header_after_start and terminal is not None:
