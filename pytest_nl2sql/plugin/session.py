@@ -46,6 +46,7 @@ from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import read_settings
 from pytest_nl2sql.plugin.run import Nl2sqlRun
 from pytest_nl2sql.plugin.under_xdist import (
+    TEXT_ATTR,
     RecordCrossing,
     WorkersStart,
     XdistScope,
@@ -203,10 +204,10 @@ class Nl2sqlSession:
         """The records of the run so far, by node id (on disk: reporting.spool)."""
         return self._spool if self._spool is not None else {}
 
-    def _record(self, record: dict[str, Any]) -> None:
+    def _record(self, record: dict[str, Any], text: str | None = None) -> None:
         if self._spool is None:
             self._spool = RecordSpool(self.folder)
-        self._spool.add(record)
+        self._spool.add(record, text)
 
     def is_suite_path(self, path: Path) -> bool:
         return Path(path).resolve() in self._suite_paths
@@ -451,6 +452,7 @@ class Nl2sqlSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if _is_worker(self.config):
             return  # the controller records (a worker's records cross with its reports)
+        text = vars(report).pop(TEXT_ATTR, None)  # the record as it crossed from a worker (under_xdist)
         record = getattr(report, "nl2sql", None)
         if record is None:
             if getattr(report, "nl2sql_missing", None):
@@ -466,7 +468,8 @@ class Nl2sqlSession:
         if record["nodeid"] in self.reruns:
             record["reruns"] = self.reruns[record["nodeid"]]
             record["flaky"] = bool(record.get("flaky")) or record.get("verdict") in ("passed", "xfail-fixed", "xfailed")
-        self._record(record)
+            text = None  # changed here: written out again
+        self._record(record, text)
         if record.get("baseline") == "fixed":
             self.fixed.append(record["nodeid"])
         del report.nl2sql  # type: ignore[attr-defined]  # on disk now: pytest keeps every report to the end

@@ -16,8 +16,9 @@ A worker attaches the item's record to its report (``report.nl2sql``) and xdist 
 report's fields with execnet, whose serializer walks every nested dict, list and string of the
 record in Python, on the worker and again on the controller (~85 and ~110 us a record on
 Spider's records). The record is plain JSON data, so a worker sends it as one string
-(``json.dumps``, in C) and the controller reads it back with ``json.loads``: the same record,
-a tenth of the work. The same goes for the ``keywords`` of an nl2sql item's setup, call and
+(``json.dumps``, in C, with sorted keys: the spool's line) and the controller reads it back with
+``json.loads``: the same record, a tenth of the work; the controller's spool writes that text
+as it came instead of writing the record out again. The same goes for the ``keywords`` of an nl2sql item's setup, call and
 teardown reports (a dozen names each: the case's tags, role and outcome are markers). Only
 reports a worker sends are changed; a report serialized on the controller (pytest-reportlog)
 keeps its fields as they are.
@@ -49,7 +50,9 @@ from typing import Any
 
 import pytest
 
-__all__ = ["RecordCrossing", "WorkersStart", "XdistScope"]
+from pytest_nl2sql.reporting.spool import record_text
+
+__all__ = ["TEXT_ATTR", "RecordCrossing", "WorkersStart", "XdistScope"]
 
 
 class XdistScope:
@@ -88,6 +91,8 @@ class XdistScope:
 #: The report fields a worker sends the record and an nl2sql item's keywords under.
 KEY = "nl2sql_json"
 KEYWORDS_KEY = "nl2sql_keywords_json"
+#: The attribute of a report on the controller holding the record's text as it crossed.
+TEXT_ATTR = "nl2sql_text"
 
 
 class RecordCrossing:
@@ -102,7 +107,7 @@ class RecordCrossing:
         data = yield
         if hasattr(config, "workerinput") and isinstance(data, dict):
             if isinstance(data.get("nl2sql"), dict):
-                data[KEY] = json.dumps(data.pop("nl2sql"), default=str, ensure_ascii=False)
+                data[KEY] = record_text(data.pop("nl2sql"))
             nodeid = data.get("nodeid")
             keywords = data.get("keywords")
             if isinstance(keywords, dict) and isinstance(nodeid, str) and "[" in nodeid and self.is_ours(nodeid):
@@ -125,6 +130,7 @@ class RecordCrossing:
         report = yield
         if isinstance(text, str) and report is not None:
             report.nl2sql = json.loads(text)
+            setattr(report, TEXT_ATTR, text)  # the spool's line as it is (session: the controller records it)
         return report
 
 

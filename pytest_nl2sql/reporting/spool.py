@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_nl2sql.reporting.figures import NOT_ASKED
 
-__all__ = ["RUN_FOLDER_PREFIX", "LazyRecords", "RecordSpool", "clean_dead_run_folders", "make_run_folder", "slim"]
+__all__ = ["RUN_FOLDER_PREFIX", "LazyRecords", "RecordSpool", "clean_dead_run_folders", "make_run_folder", "record_text", "slim"]
 
 RUN_FOLDER_PREFIX = "nl2sql-run-"
 #: The spool's write buffer (bytes).
@@ -34,6 +34,11 @@ WRITE_BUFFER = 1 << 20
 #: What a record's slim view leaves out: text the summary never reads (the JSON and HTML
 #: reports read it back from the spool).
 _HEAVY = frozenset({"sql", "gold_sql", "question", "row_diff", "message", "gold_digest", "route"})
+
+
+def record_text(record: Mapping[str, Any]) -> str:
+    """``record`` as one line of the spool: JSON with sorted keys (what an xdist worker sends, too)."""
+    return json.dumps(record, sort_keys=True, default=str, ensure_ascii=False)
 
 
 def slim(record: Mapping[str, Any], shared: dict[Any, Any] | None = None) -> dict[str, Any]:
@@ -151,9 +156,11 @@ class RecordSpool:
         self._views: dict[str, dict[str, Any]] = {}
         self._shared: dict[Any, Any] = {}  # the nested values the views share (``_shared``)
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        """Append ``record``; a later record of the same node id replaces the earlier one."""
-        line = json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8") + b"\n"
+    def add(self, record: Mapping[str, Any], text: str | None = None) -> None:
+        """Append ``record``; a later record of the same node id replaces the earlier one.
+        ``text``: ``record`` as :func:`record_text` wrote it, when the caller has it (a record
+        that crossed from an xdist worker as that text): not written out again."""
+        line = (record_text(record) if text is None else text).encode("utf-8") + b"\n"
         if not self._at_end:  # a seek flushes the write buffer: only after a read
             self._fh.seek(self._end)
             self._at_end = True
