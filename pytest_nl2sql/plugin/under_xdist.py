@@ -17,9 +17,10 @@ report's fields with execnet, whose serializer walks every nested dict, list and
 record in Python, on the worker and again on the controller (~85 and ~110 us a record on
 Spider's records). The record is plain JSON data, so a worker sends it as one string
 (``json.dumps``, in C, with sorted keys: the spool's line) and the controller reads it back with
-``json.loads``: the same record, a tenth of the work; the controller's spool writes that text
-as it came instead of writing the record out again. The same goes for the ``keywords`` of an nl2sql item's setup, call and
-teardown reports (a dozen names each: the case's tags, role and outcome are markers). Only
+``json.loads``: the same record, a tenth of the work; the controller's spool writes that text as
+it came instead of writing the record out again. The same goes for the ``keywords`` of an nl2sql
+item's setup, call and teardown reports (a dozen names each: the case's tags, role and outcome
+are markers). Only
 reports a worker sends are changed; a report serialized on the controller (pytest-reportlog)
 keeps its fields as they are.
 
