@@ -28,8 +28,6 @@ import threading
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from pytest_nl2sql.errors import Nl2sqlError
 
 __all__ = ["MICRO", "CostLedger", "to_micro"]
@@ -66,6 +64,8 @@ class CostLedger:
         self.cap_micro: int | None = None if cap is None else to_micro(cap, up=False)
         if cap is not None and isinstance(cap, float) and math.isinf(cap) and cap > 0:
             self.cap_micro = None  # an infinite budget is no budget
+        from filelock import FileLock  # here: a run without a ledger never imports it (~13 ms)
+
         self._lock = FileLock(str(self.path) + ".lock", timeout=60)
         self._threads = threading.Lock()  # the threads of one process take turns, too
 
@@ -83,6 +83,8 @@ class CostLedger:
         return cls(name, cap)
 
     def __enter__(self) -> CostLedger:
+        from filelock import Timeout
+
         self._threads.acquire()
         try:
             self._lock.acquire()

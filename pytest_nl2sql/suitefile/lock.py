@@ -24,8 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from filelock import FileLock, Timeout
-
 from pytest_nl2sql.errors import LockTimeout, Nl2sqlError
 
 __all__ = ["LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "replace_bytes", "replace_with", "temp_prefix", "write_atomic", "write_atomic_with"]
@@ -75,9 +73,13 @@ class SuiteLock:
         self.timeout = lock_timeout_s() if timeout is None else timeout
         digest = hashlib.sha256(str(self.real).encode()).hexdigest()[:32]
         self.lock_file = str(_lock_folder() / f"{digest}.lock")
+        from filelock import FileLock  # here: a run that writes no file never imports it (~13 ms)
+
         self._lock = FileLock(self.lock_file, timeout=self.timeout)
 
     def acquire(self) -> SuiteLock:
+        from filelock import Timeout
+
         try:
             self._lock.acquire()
         except Timeout:
