@@ -13,7 +13,7 @@ from pytest_nl2sql.config.policy import RolePolicy
 from pytest_nl2sql.config.urls import read_url
 from pytest_nl2sql.errors import UnknownRole
 
-__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "ENGINE_NL2SQL", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "VerifiedQuery", "find_config", "redact_url"]
+__all__ = ["CONFIG_FILENAME", "DEFAULT_ENGINE", "ENGINE_NL2SQL", "EVALS_FILENAME", "Config", "ConfigError", "DatasourceConfig", "LLMConfig", "RoutingConfig", "ScratchConfig", "VerifiedQuery", "find_config", "project_above", "redact_url"]
 
 CONFIG_FILENAME = "nl2sql.yaml"
 EVALS_FILENAME = "evals.yaml"
@@ -187,3 +187,19 @@ def find_config(start: Path) -> Path | None:
         return start if start.name == CONFIG_FILENAME else None
     candidate = start / CONFIG_FILENAME
     return candidate if candidate.is_file() else None
+
+
+def project_above(root: Path, here: Path) -> str | None:
+    """When pytest collected nothing with no nl2sql.yaml in its rootdir ``root`` but one is above
+    the current folder ``here``: the line that says the project needs a pytest.ini beside its
+    nl2sql.yaml (or pytest run from there); None otherwise."""
+    if (root / CONFIG_FILENAME).is_file():
+        return None
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_FILENAME).is_file():
+            return (
+                f"nl2sql: no tests ran, but {folder / CONFIG_FILENAME} is above this folder and pytest's rootdir is {root}: "
+                f"run pytest from {folder}, or add a pytest.ini beside nl2sql.yaml (`pytest-nl2sql init DIR` writes one), "
+                f"or pass --nl2sql-config {folder / CONFIG_FILENAME}"
+            )
+    return None

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pytest_nl2sql.config.model import project_above
 from pytest_nl2sql.datasources.memo import STORE
 from pytest_nl2sql.errors import Nl2sqlError, SuiteError
 from pytest_nl2sql.plugin.accounting import billed_after_stop, register_full_run
@@ -550,7 +551,7 @@ class Nl2sqlSession:
         if _is_worker(config):
             return
         if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and not self._suite_paths:
-            hint = _project_above(config)
+            hint = project_above(Path(str(config.rootpath)), Path.cwd())
             if hint:
                 terminalreporter.write_line(hint, yellow=True)
         if self.upkeep_lines:
@@ -687,20 +688,3 @@ def _untested_unanswerable(path: Path, approved: list[Any], settings: Any) -> li
         "the fake LLM answers not_answerable for them, so they pass without testing the engine "
         "(give each a plan {kind: not_answerable, reason: ...} to test the not-answerable path, or run mode full)"
     ]
-
-
-def _project_above(config: pytest.Config) -> str | None:
-    """Nothing collected, no nl2sql.yaml in pytest's rootdir, but one above the current folder:
-    the project needs a pytest.ini beside its nl2sql.yaml (or pytest run from there)."""
-    root = Path(str(config.rootpath))
-    if (root / "nl2sql.yaml").is_file():
-        return None
-    here = Path.cwd()
-    for folder in (here, *here.parents):
-        if (folder / "nl2sql.yaml").is_file():
-            return (
-                f"nl2sql: no tests ran, but {folder / 'nl2sql.yaml'} is above this folder and pytest's rootdir is {root}: "
-                f"run pytest from {folder}, or add a pytest.ini beside nl2sql.yaml (`pytest-nl2sql init DIR` writes one), "
-                f"or pass --nl2sql-config {folder / 'nl2sql.yaml'}"
-            )
-    return None
