@@ -13,15 +13,22 @@ key names the SQL, the datasource, the role's policy and the datasource's schema
   by its digest, computed once per schema by content.
 
 Prints the microseconds per key of each and ``digest/written out X.XXx`` per width.
+
+Then the look-up of a verdict this process already holds (``validate_sql``, warm), by the same
+widths: under a plain ``dict`` schema (the key rebuilt and hashed on every call: the baseline)
+and under the ``FrozenSchema`` the engines keep (its key made once); ``frozen/dict X.XXx``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import gc
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
@@ -29,16 +36,23 @@ if __package__ in (None, ""):
 
 from pytest_nl2sql.datasources.memo import STORE  # noqa: E402
 from pytest_nl2sql.engine import validator  # noqa: E402
+from pytest_nl2sql.engine.validatorbase import FrozenSchema  # noqa: E402
 
 KEYS = 1000
 
 
 def _best(fn, repeat: int) -> float:
+    """Microseconds per key of ``fn`` (``KEYS`` keys), best of ``repeat``; the garbage collector
+    off while it runs, as ``timeit`` does (a run of the plugin freezes its heap: plugin/memory.py)."""
     best = float("inf")
     for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
+        gc.disable()
+        try:
+            started = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - started)
+        finally:
+            gc.enable()
     return best / KEYS * 1e6
 
 
@@ -56,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
                 def written_out(keys=keys) -> None:
                     for k in keys:
-                        STORE.key("validator", k[0], k[1].hex(), k[2], k[3], k[4])
+                        STORE.key("validator", k[0], k[1].hex(), k[2], k[3].items, k[4])
 
                 def digest(keys=keys) -> None:
                     validator._SCHEMA_DIGESTS.clear()  # the first key of the pass computes it
@@ -65,6 +79,19 @@ def main(argv: list[str] | None = None) -> int:
 
                 old, new = _best(written_out, args.repeat), _best(digest, args.repeat)
                 print(f"{columns:>5} columns: written out {old:8.1f} us/key, digest {new:6.1f} us/key; digest/written out {new / old:.2f}x")
+            for columns in (20, 200, 2000):
+                schema = {f"table_{t}": [f"column_{c}" for c in range(10)] for t in range(columns // 10)}
+                frozen = FrozenSchema(schema)
+                sql = "select column_1 from table_0"
+
+                def looked_up(schema: Any, sql: str = sql) -> None:
+                    for _ in range(KEYS):
+                        validator.validate_sql(sql, dialect="sqlite", datasource="wide", schema=schema, policy=validator.UNRESTRICTED)
+
+                validator.validate_sql(sql, dialect="sqlite", datasource="wide", schema=schema, policy=validator.UNRESTRICTED)
+                plain = _best(functools.partial(looked_up, schema), args.repeat)
+                kept = _best(functools.partial(looked_up, frozen), args.repeat)
+                print(f"{columns:>5} columns: warm look-up, dict {plain:6.1f} us, FrozenSchema {kept:5.1f} us; frozen/dict {kept / plain:.2f}x")
         finally:
             STORE.enable(None)
     return 0

@@ -25,6 +25,7 @@ from pytest_nl2sql.engine.validator import (
     validate_sql,
     without_suggestions,
 )
+from pytest_nl2sql.engine.validatorbase import FrozenSchema
 from pytest_nl2sql.llm import PlanRequest
 
 __all__ = ["ReferenceEngine", "SetupError", "make_engine"]
@@ -42,17 +43,17 @@ class ReferenceEngine:
     def __init__(self, config: Config, *, registry: DatasourceRegistry | None = None) -> None:
         self.config = config
         self.registry = registry or DatasourceRegistry.from_config(config)
-        self._schemas: dict[str, dict[str, list[str]]] = {}
+        self._schemas: dict[str, FrozenSchema] = {}
         self._router: Router | None = None
         self._json_schema = plan_json_schema()
         self.recorder: Any = None  # a feedback store, when nl2sql.yaml names one
         self._verified: dict[str, VerifiedQuery] | None = None
 
     # -- schema ---------------------------------------------------------------------
-    def schema(self, datasource: str) -> dict[str, list[str]]:
+    def schema(self, datasource: str) -> FrozenSchema:
         if datasource not in self._schemas:
             info = introspect(self.registry.get(datasource))
-            self._schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
+            self._schemas[datasource] = FrozenSchema({name: [c.name for c in t.columns] for name, t in info.tables.items()})
         return self._schemas[datasource]
 
     def _doc(self, name: str) -> DatasourceDoc:

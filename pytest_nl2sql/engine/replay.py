@@ -61,6 +61,7 @@ from pytest_nl2sql.engine.validator import (
     without_suggestions,
 )
 from pytest_nl2sql.engine.validator import remembered as validator_remembered
+from pytest_nl2sql.engine.validatorbase import FrozenSchema
 from pytest_nl2sql.errors import Nl2sqlError
 from pytest_nl2sql.suitefile.yamlnodes import BadScalar, YamlSyntaxError, compose, to_python
 
@@ -269,7 +270,7 @@ class ReplayEngine:
             self._by_id.setdefault(p.id, {})[p.role] = p
         self._questions: dict[str, set[str]] | None = None
         self._case_datasources: dict[str, tuple[str, ...]] = {}
-        self._schemas: dict[str, dict[str, list[str]]] = {}
+        self._schemas: dict[str, FrozenSchema] = {}
         self._pid = os.getpid()
         self._helper: Any = None  # engine/forkhelper.Helper, while one checks ahead
         self._helped: dict[tuple[Any, str], int] = {}
@@ -386,12 +387,12 @@ class ReplayEngine:
         names = self.registry.names()
         return names[0] if len(names) == 1 else None
 
-    def _schema(self, datasource: str) -> dict[str, list[str]]:
+    def _schema(self, datasource: str) -> FrozenSchema:
         if datasource not in self._schemas:
             if os.getpid() != self._pid:  # a forked helper (forkhelper.py): the parent's connections are not its own
                 raise RuntimeError(f"the schema of {datasource!r} is read by the process that made the engine")
             info = introspect(self.registry.get(datasource))
-            self._schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
+            self._schemas[datasource] = FrozenSchema({name: [c.name for c in t.columns] for name, t in info.tables.items()})
         return self._schemas[datasource]
 
     def prepare_cases(self, pairs: Iterable[tuple[Any, str]]) -> None:

@@ -53,6 +53,7 @@ from pytest_nl2sql.engine.validatorbase import (
     REFUSAL_MESSAGE,
     ROWID_NAMES,
     AccessPolicy,
+    SchemaKey,
     Status,
     Validation,
     is_system_catalog,
@@ -129,20 +130,23 @@ SCHEMA_DIGESTS_MAX = 256
 _SCHEMA_DIGESTS: dict[Any, str] = {}
 
 
-def _schema_digest(schema: Any) -> str | None:
+def _schema_digest(schema: SchemaKey) -> str | None:
     """A sha256 of ``schema`` (a memo key's schema part) as canonical JSON, remembered by its
     content: writing a wide schema out (2,000 columns: ~0.4 ms) once per run, not once for every
     verdict looked up in the store. None when it has no canonical form (then nothing is stored)."""
+    if schema.digest is not None:
+        return schema.digest
     found = _SCHEMA_DIGESTS.get(schema)
     if found is None:
         try:
-            raw = json.dumps(canonical(schema), ensure_ascii=False, separators=(",", ":"))
+            raw = json.dumps(canonical(schema.items), ensure_ascii=False, separators=(",", ":"))
         except (TypeError, ValueError, RecursionError):
             return None
         found = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
         if len(_SCHEMA_DIGESTS) >= SCHEMA_DIGESTS_MAX:
             _SCHEMA_DIGESTS.clear()
         _SCHEMA_DIGESTS[schema] = found
+    schema.digest = found
     return found
 
 

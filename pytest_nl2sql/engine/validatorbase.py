@@ -14,6 +14,8 @@ __all__ = [
     "REFUSAL_MESSAGE",
     "ROWID_NAMES",
     "AccessPolicy",
+    "FrozenSchema",
+    "SchemaKey",
     "Status",
     "Validation",
     "invalid",
@@ -118,6 +120,56 @@ def unknown(names: Iterable[str]) -> Validation:
     )
 
 
-def schema_key(schema: Mapping[str, Sequence[str]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``schema`` as a hashable value (a memo key's part)."""
-    return tuple((t, tuple(cols)) for t, cols in schema.items())
+class SchemaKey:
+    """A schema as a memo key's part: its tables and their columns, in order (``items``), equal to
+    another by content and hashed once (a wide schema's tuple took ~10 us to hash on every
+    look-up). ``digest`` is the verdict store's name for it, once computed (validator.py)."""
+
+    __slots__ = ("_hash", "digest", "items")
+
+    def __init__(self, items: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+        self.items = items
+        self._hash = hash(items)
+        self.digest: str | None = None
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return type(other) is SchemaKey and self._hash == other._hash and self.items == other.items
+
+    def __repr__(self) -> str:
+        return f"SchemaKey({len(self.items)} tables)"
+
+
+class FrozenSchema(Mapping[str, tuple[str, ...]]):
+    """A datasource's tables and their columns (table -> column names), which cannot change:
+    its memo key is made once, so a verdict's look-up costs the same on a wide schema as on a
+    small one. The engines keep their schemas as these."""
+
+    __slots__ = ("_tables", "key")
+
+    def __init__(self, tables: Mapping[str, Iterable[str]]) -> None:
+        self._tables = {str(t): tuple(cols) for t, cols in tables.items()}
+        self.key = SchemaKey(tuple(self._tables.items()))
+
+    def __getitem__(self, table: str) -> tuple[str, ...]:
+        return self._tables[table]
+
+    def __iter__(self) -> Any:
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def __repr__(self) -> str:
+        return f"FrozenSchema({self._tables!r})"
+
+
+def schema_key(schema: Mapping[str, Sequence[str]]) -> SchemaKey:
+    """``schema`` as a memo key's part (made once for a :class:`FrozenSchema`)."""
+    if type(schema) is FrozenSchema:
+        return schema.key
+    return SchemaKey(tuple((t, tuple(cols)) for t, cols in schema.items()))

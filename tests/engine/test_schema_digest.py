@@ -68,3 +68,31 @@ def test_a_wide_schema_is_digested_once_and_its_verdicts_are_read_back_by_the_ne
     assert again == verdicts and computed == []
     missing = validator.validate_sql("select column_20 from table_0", dialect="sqlite", datasource="wide", schema=WIDE, policy=validator.UNRESTRICTED)
     assert missing.status == "unknown_reference" and computed == ["select column_20 from table_0"]
+
+
+def test_a_frozen_schema_keys_its_verdicts_once_and_shares_them_with_an_equal_plain_one(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engines keep each datasource's schema as a ``FrozenSchema``: its memo key is made once
+    (a wide schema's key was rebuilt and rehashed on every look-up), it equals the key of an equal
+    plain mapping, so both read the same verdicts, in this process and in the store, and it
+    cannot be changed behind a key made from it."""
+    from pytest_nl2sql.engine.validatorbase import FrozenSchema, schema_key
+
+    frozen = FrozenSchema(WIDE)
+    assert schema_key(frozen) is frozen.key is schema_key(frozen)
+    assert schema_key(WIDE) == frozen.key and hash(schema_key(WIDE)) == hash(frozen.key)
+    assert schema_key({**WIDE, "table_0": ["column_0"]}) != frozen.key
+    assert dict(frozen) == {t: tuple(cols) for t, cols in WIDE.items()} and frozen["table_3"][1] == "column_1"
+    with pytest.raises(TypeError):
+        frozen["table_0"] = ("other",)  # type: ignore[index]
+
+    computed: list[str] = []
+    real_now = rules.validate_now
+    monkeypatch.setattr(rules, "validate_now", lambda sql, *a: computed.append(sql) or real_now(sql, *a))
+    plain = validator.validate_sql("select column_3 from table_7", dialect="sqlite", datasource="wide", schema=WIDE, policy=validator.UNRESTRICTED)
+    again = validator.validate_sql("select column_3 from table_7", dialect="sqlite", datasource="wide", schema=frozen, policy=validator.UNRESTRICTED)
+    assert again == plain and plain.ok and len(computed) == 1  # one verdict, read back under the frozen key
+    assert _key(WIDE) == _key(frozen)  # the same name in the verdict store
+    wrong = validator.validate_sql("select column_20 from table_7", dialect="sqlite", datasource="wide", schema=frozen, policy=validator.UNRESTRICTED)
+    assert wrong.status == "unknown_reference" and len(computed) == 2
