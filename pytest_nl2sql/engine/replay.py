@@ -588,7 +588,7 @@ class ReplayEngine:
             # Only an unrestricted role gets unknown_reference. For a restricted role a missing
             # name is refused like a denied one, and no fallback is tried: turning a missing
             # name into a string while a denied one stays refused would tell the two apart.
-            fixed = sqlite_string_fallback(p.sql, (c for cols in schema.values() for c in cols))
+            fixed = sqlite_string_fallback(p.sql, schema)
             if fixed is not None:
                 check = validate_sql(fixed, dialect=adapter.dialect, datasource=ds, schema=schema, policy=policy)
                 run_sql = fixed  # run what was validated, never the original

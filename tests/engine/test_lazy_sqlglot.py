@@ -83,7 +83,7 @@ import json, sys
 from pathlib import Path
 from pytest_nl2sql.datasources import guard
 from pytest_nl2sql.datasources.memo import STORE
-from pytest_nl2sql.engine import compiler, validator
+from pytest_nl2sql.engine import compiler, stringfallback, validator
 
 STORE.enable(Path(sys.argv[1]))
 remembered = verdicts()
@@ -92,6 +92,7 @@ STORE.enable(None)  # now compute every verdict afresh: sqlglot is imported on t
 guard.VERDICTS.clear()
 validator.VERDICTS.clear()
 compiler.COMPILED.clear()
+stringfallback.FALLBACKS.clear()
 computed = verdicts()
 print(json.dumps({"remembered": remembered, "computed": computed, "imported_when_remembered": imported_when_remembered,
                   "imported_after": "sqlglot" in sys.modules, "hits": STORE.hits}))

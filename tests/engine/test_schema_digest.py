@@ -96,3 +96,36 @@ def test_a_frozen_schema_keys_its_verdicts_once_and_shares_them_with_an_equal_pl
     assert _key(WIDE) == _key(frozen)  # the same name in the verdict store
     wrong = validator.validate_sql("select column_20 from table_7", dialect="sqlite", datasource="wide", schema=frozen, policy=validator.UNRESTRICTED)
     assert wrong.status == "unknown_reference" and len(computed) == 2
+
+
+def test_the_string_fallback_reads_a_frozen_schemas_names_once_and_answers_as_with_a_list(
+    store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The replay engine hands SQLite's string fallback the datasource's ``FrozenSchema``: its
+    column names are sorted and digested once (a wide schema's were on every call), the answers
+    are those the list of names gets, and they are remembered in the process and by the next run."""
+    from pytest_nl2sql.engine import stringfallback
+    from pytest_nl2sql.engine.validatorbase import FrozenSchema
+
+    frozen = FrozenSchema(WIDE)
+    columns = [c for cols in WIDE.values() for c in cols]
+    sqls = ['SELECT column_1 FROM table_2 WHERE column_3 = "x"', 'SELECT "column_4" FROM table_2',
+            'SELECT "COLUMN_5" FROM table_1', 'SELECT "nowhere" FROM table_1', "SELECT ("]
+    stringfallback.FALLBACKS.clear()
+    stringfallback._NAMES.clear()
+    computed: list[str] = []
+    real = stringfallback._fallback
+    monkeypatch.setattr(stringfallback, "_fallback", lambda sql, names: computed.append(sql) or real(sql, names))
+    with_list = [stringfallback.sqlite_string_fallback(sql, columns) for sql in sqls]
+    assert with_list[0] == "SELECT column_1 FROM table_2 WHERE column_3 = 'x'" and with_list[1] is None
+    assert with_list[3] == "SELECT 'nowhere' FROM table_1"
+    assert [stringfallback.sqlite_string_fallback(sql, frozen) for sql in sqls] * 3 == with_list * 3
+    assert computed == sqls  # the frozen schema's look-ups found the list's answers: the same names
+    assert list(stringfallback._NAMES) == [frozen.key]  # its names sorted and digested once
+    STORE.flush()
+
+    stringfallback.FALLBACKS.clear()
+    STORE.enable(store)  # the next run reads the file afresh
+    computed.clear()
+    assert [stringfallback.sqlite_string_fallback(sql, FrozenSchema(WIDE)) for sql in sqls] == with_list
+    assert computed == []
