@@ -50,16 +50,17 @@ def admission(project: Any) -> Callable[[str, str, str], tuple[str | None, Any]]
         introspect,
     )
     from pytest_nl2sql.engine.validator import validate_sql
+    from pytest_nl2sql.engine.validatorbase import FrozenSchema
 
     registry: list[Any] = []
-    schemas: dict[str, dict[str, list[str]]] = {}
+    schemas: dict[str, FrozenSchema] = {}
 
-    def schema(datasource: str) -> dict[str, list[str]]:
+    def schema(datasource: str) -> FrozenSchema:
         if datasource not in schemas:
             if not registry:
                 registry.append(DatasourceRegistry.from_config(project))
             info = introspect(registry[0].get(datasource))
-            schemas[datasource] = {name: [c.name for c in t.columns] for name, t in info.tables.items()}
+            schemas[datasource] = FrozenSchema({name: [c.name for c in t.columns] for name, t in info.tables.items()})
         return schemas[datasource]
 
     def admit(datasource: str, role: str, sql: str) -> tuple[str | None, Any]:

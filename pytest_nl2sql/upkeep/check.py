@@ -38,6 +38,7 @@ from pytest_nl2sql.engine.plan import PlanError, PlanModel
 from pytest_nl2sql.engine.protocol import import_object
 from pytest_nl2sql.engine.resolver import resolve
 from pytest_nl2sql.engine.validator import UNRESTRICTED, validate_sql
+from pytest_nl2sql.engine.validatorbase import FrozenSchema
 from pytest_nl2sql.errors import Problem
 from pytest_nl2sql.suitefile.fields import CaseSpans
 from pytest_nl2sql.suitefile.loader import load_text, parse_suite
@@ -94,7 +95,7 @@ class _Checker:
         self.registry = registry
         self.validator = plan_validator(config.engine)
         self.problems: list[Problem] = []
-        self._schemas: dict[str, dict[str, list[str]] | None] = {}
+        self._schemas: dict[str, FrozenSchema | None] = {}
 
     def problem(self, case: EvalCase, spans: CaseSpans | None, field: str, message: str, *, word: str | None = None) -> None:
         line, column = (case.location.line, case.location.column) if case.location else (0, 0)
@@ -117,11 +118,11 @@ class _Checker:
                 return i + 1, m.start() + 1
         return None
 
-    def schema(self, name: str) -> dict[str, list[str]] | None:
+    def schema(self, name: str) -> FrozenSchema | None:
         if name not in self._schemas:
             try:
                 info = introspect(self.registry.get(name))
-                self._schemas[name] = {t: [c.name for c in tb.columns] for t, tb in info.tables.items()}
+                self._schemas[name] = FrozenSchema({t: [c.name for c in tb.columns] for t, tb in info.tables.items()})
             except QueryError as exc:
                 self.problems.append(Problem(self.path, 0, 0, f"datasource {name!r}: {exc.message}", None))
                 self._schemas[name] = None
@@ -164,7 +165,7 @@ class _Checker:
             if sql:
                 self.sql(case, spans, field, sql, name, schema)
 
-    def sql(self, case: EvalCase, spans: CaseSpans | None, field: str, sql: str, name: str, schema: dict[str, list[str]]) -> None:
+    def sql(self, case: EvalCase, spans: CaseSpans | None, field: str, sql: str, name: str, schema: FrozenSchema) -> None:
         """Compile one gold SQL against the schema (parse, resolve every name; nothing runs)."""
         check = validate_sql(sql, dialect=self.registry.get(name).dialect, datasource=name, schema=schema, policy=UNRESTRICTED)  # names, not access
         if check.status == "unknown_reference":
@@ -176,7 +177,7 @@ class _Checker:
         elif check.status == "invalid":
             self.problem(case, spans, field, f"{field} does not compile: {check.message}")
 
-    def plan(self, case: EvalCase, spans: CaseSpans | None, name: str, schema: dict[str, list[str]]) -> None:
+    def plan(self, case: EvalCase, spans: CaseSpans | None, name: str, schema: FrozenSchema) -> None:
         if self.validator is not None:
             try:
                 found = list(self.validator(dict(case.plan)) or [])
