@@ -193,13 +193,14 @@ def project_above(root: Path, here: Path) -> str | None:
     """When pytest collected nothing with no nl2sql.yaml in its rootdir ``root`` but one is above
     the current folder ``here``: the line that says the project needs a pytest.ini beside its
     nl2sql.yaml (or pytest run from there); None otherwise."""
-    if (root / CONFIG_FILENAME).is_file():
+    if find_config(root) is not None:
         return None
     for folder in (here, *here.parents):
-        if (folder / CONFIG_FILENAME).is_file():
+        found = find_config(folder)
+        if found is not None:
             return (
-                f"nl2sql: no tests ran, but {folder / CONFIG_FILENAME} is above this folder and pytest's rootdir is {root}: "
+                f"nl2sql: no tests ran, but {found} is above this folder and pytest's rootdir is {root}: "
                 f"run pytest from {folder}, or add a pytest.ini beside nl2sql.yaml (`pytest-nl2sql init DIR` writes one), "
-                f"or pass --nl2sql-config {folder / CONFIG_FILENAME}"
+                f"or pass --nl2sql-config {found}"
             )
     return None

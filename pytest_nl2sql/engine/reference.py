@@ -53,7 +53,7 @@ class ReferenceEngine:
     def schema(self, datasource: str) -> FrozenSchema:
         if datasource not in self._schemas:
             info = introspect(self.registry.get(datasource))
-            self._schemas[datasource] = FrozenSchema({name: [c.name for c in t.columns] for name, t in info.tables.items()})
+            self._schemas[datasource] = FrozenSchema.of(info)
         return self._schemas[datasource]
 
     def _doc(self, name: str) -> DatasourceDoc:

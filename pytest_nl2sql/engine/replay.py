@@ -392,7 +392,7 @@ class ReplayEngine:
             if os.getpid() != self._pid:  # a forked helper (forkhelper.py): the parent's connections are not its own
                 raise RuntimeError(f"the schema of {datasource!r} is read by the process that made the engine")
             info = introspect(self.registry.get(datasource))
-            self._schemas[datasource] = FrozenSchema({name: [c.name for c in t.columns] for name, t in info.tables.items()})
+            self._schemas[datasource] = FrozenSchema.of(info)
         return self._schemas[datasource]
 
     def prepare_cases(self, pairs: Iterable[tuple[Any, str]]) -> None:

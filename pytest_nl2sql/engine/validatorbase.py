@@ -155,6 +155,11 @@ class FrozenSchema(Mapping[str, tuple[str, ...]]):
         self._tables = {str(t): tuple(cols) for t, cols in tables.items()}
         self.key = SchemaKey(tuple(self._tables.items()))
 
+    @classmethod
+    def of(cls, info: Any) -> FrozenSchema:
+        """The tables and column names of an introspected ``SchemaInfo`` (datasources.introspect)."""
+        return cls({name: [c.name for c in table.columns] for name, table in info.tables.items()})
+
     def __getitem__(self, table: str) -> tuple[str, ...]:
         return self._tables[table]
 

@@ -89,6 +89,7 @@ import pytest
 from _pytest.reports import TestReport
 
 from pytest_nl2sql import collector
+from pytest_nl2sql.plugin.under_xdist import TEXT_ATTR
 
 __all__ = ["FrozenHeap", "ReportKeeper", "SlimReport"]
 
@@ -144,7 +145,7 @@ class ReportKeeper:
         result = yield  # every plugin has read the whole report (on a worker: xdist has sent it)
         if type(report) is TestReport and "[" in report.nodeid and self.is_ours(report.nodeid):
             vars(report).pop("nl2sql", None)  # the item's record: in the spool (controller) or sent (worker)
-            vars(report).pop("nl2sql_text", None)  # and its text as it crossed (plugin.under_xdist.TEXT_ATTR)
+            vars(report).pop(TEXT_ATTR, None)  # and its text as it crossed (plugin.under_xdist)
             self._slim(report)
         return result
 

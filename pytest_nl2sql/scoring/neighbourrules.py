@@ -60,7 +60,7 @@ def admission(project: Any) -> Callable[[str, str, str], tuple[str | None, Any]]
             if not registry:
                 registry.append(DatasourceRegistry.from_config(project))
             info = introspect(registry[0].get(datasource))
-            schemas[datasource] = FrozenSchema({name: [c.name for c in t.columns] for name, t in info.tables.items()})
+            schemas[datasource] = FrozenSchema.of(info)
         return schemas[datasource]
 
     def admit(datasource: str, role: str, sql: str) -> tuple[str | None, Any]:

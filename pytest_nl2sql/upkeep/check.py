@@ -122,7 +122,7 @@ class _Checker:
         if name not in self._schemas:
             try:
                 info = introspect(self.registry.get(name))
-                self._schemas[name] = FrozenSchema({t: [c.name for c in tb.columns] for t, tb in info.tables.items()})
+                self._schemas[name] = FrozenSchema.of(info)
             except QueryError as exc:
                 self.problems.append(Problem(self.path, 0, 0, f"datasource {name!r}: {exc.message}", None))
                 self._schemas[name] = None
