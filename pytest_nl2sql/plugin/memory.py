@@ -223,7 +223,12 @@ class FrozenHeap:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if not self.frozen and gc.get_freeze_count() == 0:
-            if session.config.pluginmanager.hasplugin("hypothesispytest") and not hasattr(session.config, "workerinput"):
+            hypothesis_plugin = sys.modules.get("_hypothesis_pytestplugin")  # by entry point or -p, any name
+            if (
+                hypothesis_plugin is not None
+                and session.config.pluginmanager.is_registered(hypothesis_plugin)
+                and not hasattr(session.config, "workerinput")
+            ):
                 # its import allocates enough for full collections of the unfrozen heap
                 with collector.paused(), contextlib.suppress(Exception):
                     import hypothesis  # noqa: F401  (module doc: its import reads gc.get_referrers)

@@ -52,6 +52,7 @@ from pytest_nl2sql.plugin.under_xdist import (
     WorkersStart,
     XdistScope,
     wait_for_controller,
+    xdist_loaded,
 )
 from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.finish import finish_run
@@ -98,7 +99,7 @@ def start(config: pytest.Config) -> None:
     config.pluginmanager.register(FrozenHeap(config), "nl2sql_heap")  # the collector skips what outlives the run
 
     config.pluginmanager.register(ReportKeeper(config, session._is_ours), "nl2sql_kept")  # what pytest keeps of our reports
-    if config.pluginmanager.hasplugin("xdist"):
+    if xdist_loaded(config):  # by its entry point or by -p xdist.plugin
         config.pluginmanager.register(RecordCrossing(session._is_ours), "nl2sql_crossing")  # a record crosses as one JSON string
 
         config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")

@@ -53,7 +53,17 @@ import pytest
 
 from pytest_nl2sql.reporting.spool import record_text
 
-__all__ = ["TEXT_ATTR", "RecordCrossing", "WorkersStart", "XdistScope"]
+__all__ = ["TEXT_ATTR", "RecordCrossing", "WorkersStart", "XdistScope", "xdist_loaded"]
+
+
+def xdist_loaded(config: pytest.Config) -> bool:
+    """Is pytest-xdist's plugin registered in this run, by whatever name? Its entry point
+    registers it as ``xdist``, ``-p xdist.plugin`` (with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) as
+    ``xdist.plugin``: asking for the module itself answers both (``-p no:xdist`` unloads it)."""
+    import sys
+
+    module = sys.modules.get("xdist.plugin")
+    return module is not None and config.pluginmanager.is_registered(module)
 
 
 class XdistScope:

@@ -25,9 +25,28 @@ def pytest_report_from_serializable(config, data):
 """
 
 
-def test_a_record_crosses_as_one_string_and_arrives_whole(pytester: pytest.Pytester, project: Path) -> None:
+#: Two ways xdist is loaded: by its entry point, or by name with autoloading off (an environment
+#: made for the job), where pytest registers it as ``xdist.plugin``, not ``xdist``.
+LOADED_BY = {
+    "entry point": ((), {}),
+    "-p xdist.plugin": (("-p", "xdist.plugin", "-p", "pytest_nl2sql.plugin"), {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}),
+}
+
+
+@pytest.fixture(params=list(LOADED_BY))
+def xdist_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
+    """The arguments that load xdist one way or the other (and the environment they need)."""
+    args, env = LOADED_BY[request.param]
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return args
+
+
+def test_a_record_crosses_as_one_string_and_arrives_whole(
+    pytester: pytest.Pytester, project: Path, xdist_by: tuple[str, ...]
+) -> None:
     pytester.makeconftest(SEEN)
-    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly", "--nl2sql-out", "r.json")
+    result = pytester.runpytest_subprocess(*xdist_by, "--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly", "--nl2sql-out", "r.json")
     result.assert_outcomes(passed=7)
     assert (project / "crossed.txt").read_text().splitlines() == ["str False str False"] * 7
     assert (project / "arrived.txt").read_text().splitlines() == ["dict dict 1"] * 7  # the keywords as pytest sent them
