@@ -46,6 +46,7 @@ prints the error.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +61,6 @@ def xdist_loaded(config: pytest.Config) -> bool:
     """Is pytest-xdist's plugin registered in this run, by whatever name? Its entry point
     registers it as ``xdist``, ``-p xdist.plugin`` (with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) as
     ``xdist.plugin``: asking for the module itself answers both (``-p no:xdist`` unloads it)."""
-    import sys
-
     module = sys.modules.get("xdist.plugin")
     return module is not None and config.pluginmanager.is_registered(module)
 
