@@ -45,10 +45,11 @@ collector as it found it. When something else in the process froze objects first
 done. Workers of pytest-xdist do the same in their own process.
 
 ``gc.get_referrers`` does not see frozen objects. The one caller known at the end of a run is
-Hypothesis: its pytest plugin imports it in the terminal summary, and the import asks who
-refers to the PRNGs of modules imported earlier (trio's), finds no one and warns. So when the
-Hypothesis plugin is active, Hypothesis is imported before the heap is frozen (the process
-would import it at the end anyway).
+Hypothesis: its pytest plugin imports it in the terminal summary -- on the controller and, as
+their sessions finish, on each xdist worker too -- and the import asks who refers to the PRNGs
+of modules imported earlier (trio's), finds no one and warns (a worker's warning is relayed:
+"1 warning" at the end of every ``-n`` run). So when the Hypothesis plugin is active, Hypothesis
+is imported before the heap is frozen, in every process (each would import it at the end anyway).
 
 **Imports.** What a process imports during the run outlives it just as much: sqlglot and
 SQLAlchemy are imported by the first item that needs them (a run whose verdicts are all
@@ -224,11 +225,7 @@ class FrozenHeap:
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if not self.frozen and gc.get_freeze_count() == 0:
             hypothesis_plugin = sys.modules.get("_hypothesis_pytestplugin")  # by entry point or -p, any name
-            if (
-                hypothesis_plugin is not None
-                and session.config.pluginmanager.is_registered(hypothesis_plugin)
-                and not hasattr(session.config, "workerinput")
-            ):
+            if hypothesis_plugin is not None and session.config.pluginmanager.is_registered(hypothesis_plugin):
                 # its import allocates enough for full collections of the unfrozen heap
                 with collector.paused(), contextlib.suppress(Exception):
                     import hypothesis  # noqa: F401  (module doc: its import reads gc.get_referrers)

@@ -4,6 +4,7 @@ given back afterwards (plugin/memory.py, issue 28)."""
 from __future__ import annotations
 
 import gc
+import shutil
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,21 @@ def test_workers_freeze_their_own_heap(pytester: pytest.Pytester, project: Path)
     lines = probed(pytester)
     assert len(lines) == 7 and len({pid for pid, _ in lines}) == 2, lines  # two worker processes ran items
     assert all(int(n) > 1000 for _, n in lines), lines
+
+
+def test_no_warning_from_hypothesis_on_workers_either(pytester: pytest.Pytester, project: Path, demo_dir: Path) -> None:
+    """Hypothesis, imported at the end of a session (its plugin's terminal summary: on every
+    xdist worker too) while the heap is frozen, asks ``gc.get_referrers`` about trio's PRNG,
+    sees none and warns; a worker's warning reached the controller as "1 warning" on every
+    ``-n`` run of an environment with both installed."""
+    pytest.importorskip("hypothesis")
+    pytest.importorskip("trio")
+    shutil.copy(demo_dir / "evals" / "chinook.yaml", project / "evals" / "chinook.yaml")  # enough items to show it
+    for workers in ("0", "2"):
+        result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/chinook.yaml", "-p", "no:randomly", "-n", workers, "-q")
+        assert result.ret == 0, result.stdout.str()
+        text = result.stdout.str()
+        assert "HypothesisWarning" not in text and "warning" not in result.outlines[-1], text
 
 
 def test_the_freezing_can_be_turned_off(pytester: pytest.Pytester, project: Path) -> None:
