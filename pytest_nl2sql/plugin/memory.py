@@ -48,7 +48,7 @@ done. Workers of pytest-xdist do the same in their own process.
 Hypothesis: its pytest plugin imports it in the terminal summary -- on the controller and, as
 their sessions finish, on each xdist worker too -- and the import asks who refers to the PRNGs
 of modules imported earlier (trio's), finds no one and warns (a worker's warning is relayed:
-"1 warning" at the end of every ``-n`` run). So when the Hypothesis plugin is active, Hypothesis
+"1 warning" at the end of an ``-n`` run, the demo's Chinook suite for one). So when the Hypothesis plugin is active, Hypothesis
 is imported before the heap is frozen, in every process (each would import it at the end anyway).
 
 **Imports.** What a process imports during the run outlives it just as much: sqlglot and

@@ -69,8 +69,8 @@ def test_workers_freeze_their_own_heap(pytester: pytest.Pytester, project: Path)
 def test_no_warning_from_hypothesis_on_workers_either(pytester: pytest.Pytester, project: Path, demo_dir: Path) -> None:
     """Hypothesis, imported at the end of a session (its plugin's terminal summary: on every
     xdist worker too) while the heap is frozen, asks ``gc.get_referrers`` about trio's PRNG,
-    sees none and warns; a worker's warning reached the controller as "1 warning" on every
-    ``-n`` run of an environment with both installed."""
+    sees none and warns; a worker's warning reached the controller as "1 warning" at the end of
+    an ``-n`` run (of the Chinook suite, not of the mini one) in an environment with both installed."""
     pytest.importorskip("hypothesis")
     pytest.importorskip("trio")
     shutil.copy(demo_dir / "evals" / "chinook.yaml", project / "evals" / "chinook.yaml")  # enough items to show it
