@@ -113,8 +113,10 @@ def test_an_engine_or_a_suite_the_controller_refuses_after_the_workers_started_i
     [
         (["--nl2sql-regenerate"], "*--nl2sql-regenerate rewrites suites once, in one process*"),
         (["--nl2sql-seed", "chinook", "--nl2sql-seed-out", "drafts.yaml"], "*--nl2sql-seed writes one drafts file: run it without -n*"),
+        # every item on every worker: each case asked twice, one answer of each kept
+        (["--dist", "each"], "*--dist each runs every item on every worker*--nl2sql-repeat K*"),
     ],
-    ids=["regenerate", "seed"],
+    ids=["regenerate", "seed", "dist-each"],
 )
 def test_an_option_mistake_is_found_before_any_worker_starts(
     pytester: pytest.Pytester, project: Path, args: list[str], message: str
