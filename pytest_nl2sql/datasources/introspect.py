@@ -115,28 +115,35 @@ def clear_schema_cache() -> None:
         _cache.clear()
 
 
-def introspect(adapter: Adapter, *, refresh: bool = False) -> SchemaInfo:
+def introspect(adapter: Adapter, *, refresh: bool = False, shape_only: bool = False) -> SchemaInfo:
     """Return the schema of ``adapter``'s database, cached per process.
+
+    ``shape_only``: tables, views, columns, their types and keys, without what costs a query
+    per table or column (row counts, sample values: ``row_count`` None, ``samples`` ()); the
+    full schema when this process has it already. What a run's provenance fingerprints (its
+    tables, columns and types are the full read's), on a controller that never reads the
+    full schema otherwise; a ``COUNT(*)`` of every table of a large database is not free.
 
     Raises ``QueryError('unreachable')`` when the database cannot be opened.
     """
     key = adapter.cache_key()
     if not refresh:
         with _cache_lock:
-            cached = _cache.get(key)
+            cached = _cache.get(key) or (_cache.get((key, "shape")) if shape_only else None)
         if cached is not None:
             return cached
+    details = not shape_only
     if adapter.dialect == "sqlite":
-        tables = _sqlite_tables(adapter)
+        tables = _sqlite_tables(adapter, details)
     elif adapter.dialect == "duckdb":
-        tables = _duckdb_tables(adapter)
+        tables = _duckdb_tables(adapter, details)
     else:  # on PostgreSQL, bounded by a client deadline and counted as the adapter's queries are
         tables = adapter.within_deadline(
-            lambda: _inspector_tables(adapter), INTROSPECT_QUERIES * adapter.timeout_s + GRACE_S
+            lambda: _inspector_tables(adapter, details), INTROSPECT_QUERIES * adapter.timeout_s + GRACE_S
         )
     info = SchemaInfo(datasource=adapter.name, dialect=adapter.dialect, tables=tables)
     with _cache_lock:
-        _cache[key] = info
+        _cache[key if details else (key, "shape")] = info
     return info
 
 
@@ -160,7 +167,7 @@ def _sqlite_is_text(declared: str) -> bool:
     return "INT" not in upper and any(word in upper for word in ("CHAR", "CLOB", "TEXT"))
 
 
-def _sqlite_tables(adapter: Adapter) -> dict[str, TableInfo]:
+def _sqlite_tables(adapter: Adapter, details: bool = True) -> dict[str, TableInfo]:
     with adapter.raw_connection() as connection:
         cursor = connection.cursor()
         cursor.execute(
@@ -181,7 +188,7 @@ def _sqlite_tables(adapter: Adapter) -> dict[str, TableInfo]:
             foreign.setdefault(table, {}).setdefault(fk_id, []).append((ref_table, source, target))
         tables: dict[str, TableInfo] = {}
         for table, kind in kinds.items():
-            counted = _sqlite_scalar(cursor, f"SELECT COUNT(*) FROM {_quote(table)}")
+            counted = _sqlite_scalar(cursor, f"SELECT COUNT(*) FROM {_quote(table)}") if details else None
             infos = []
             for name, declared, pk, nullable in columns[table]:
                 samples: tuple[Any, ...] = ()
@@ -261,7 +268,7 @@ def _distinct(cursor: Any, sql: str) -> tuple[Any, ...]:
 _DUCKDB_HERE = "database_name = current_database() AND schema_name = current_schema()"
 
 
-def _duckdb_tables(adapter: Adapter) -> dict[str, TableInfo]:
+def _duckdb_tables(adapter: Adapter, details: bool = True) -> dict[str, TableInfo]:
     with adapter.raw_connection() as connection:
         cursor = connection.cursor()
         cursor.execute(
@@ -310,7 +317,8 @@ def _duckdb_tables(adapter: Adapter) -> dict[str, TableInfo]:
         text_columns[table] = {
             name for name, data_type, _ in columns[table] if data_type.startswith("VARCHAR")
         }
-    _add_counts_and_samples(adapter, tables, text_columns)
+    if details:
+        _add_counts_and_samples(adapter, tables, text_columns)
     return tables
 
 
@@ -318,7 +326,7 @@ def _duckdb_tables(adapter: Adapter) -> dict[str, TableInfo]:
 # Other dialects: SQLAlchemy's inspector (multi-table reflection), then counts and samples
 
 
-def _inspector_tables(adapter: Adapter) -> dict[str, TableInfo]:
+def _inspector_tables(adapter: Adapter, details: bool = True) -> dict[str, TableInfo]:
     import sqlalchemy as sa
 
     try:
@@ -331,7 +339,8 @@ def _inspector_tables(adapter: Adapter) -> dict[str, TableInfo]:
             "unreachable",
             f"datasource {adapter.name!r} ({adapter.url}) cannot be read: {adapter.scrub(first)}",
         ) from None
-    _add_counts_and_samples(adapter, tables, text_columns)
+    if details:
+        _add_counts_and_samples(adapter, tables, text_columns)
     return tables
 
 

@@ -79,7 +79,7 @@ def datasource_provenance(config: Any) -> dict[str, Any]:
     try:
         for name in registry.names():
             try:
-                info = introspect(registry.get(name))
+                info = introspect(registry.get(name), shape_only=True)  # no counts, no samples: not fingerprinted
                 out[name] = {"fingerprint": schema_fingerprint(info), "tables": len(info.tables)}
             except Exception as exc:  # noqa: BLE001 -- unreachable, a missing driver: said, never fatal
                 out[name] = {"fingerprint": None, "error": one_line(str(getattr(exc, "message", None) or exc))[:200]}

@@ -125,3 +125,26 @@ def test_chinook() -> None:
     assert ("CustomerId",) in [fk.columns for fk in schema.tables["Invoice"].foreign_keys]
     assert adapter.execute("SELECT ROUND(SUM(Total), 2) FROM Invoice").rows == [(2328.6,)]
     adapter.close()
+
+
+def test_a_shape_only_read_fingerprints_as_the_full_one(any_adapter: Adapter) -> None:
+    """What a run's provenance reads (reporting/provenance.py): the same tables, columns, types
+    and keys as the full read, without a row count or a sample value (a query per table and per
+    text column); a full read after it still has them, and a shape-only read after a full one
+    is the full one."""
+    from pytest_nl2sql.reporting.provenance import schema_fingerprint
+
+    shape = introspect(any_adapter, shape_only=True)
+    assert introspect(any_adapter, shape_only=True) is shape  # remembered too
+    assert all(t.row_count is None and all(c.samples == () for c in t.columns) for t in shape.tables.values())
+    full = introspect(any_adapter)
+    assert full is not shape and (full.tables["items"].row_count, full.tables["orders"].row_count) == (4, 3)
+    assert sorted(full.tables["items"].column("name").samples) == ["apple", "banana", "cherry"]
+    assert schema_fingerprint(shape) == schema_fingerprint(full)
+    for name, table in full.tables.items():
+        other = shape.tables[name]
+        assert [(c.name, c.type, c.primary_key, c.nullable) for c in other.columns] == [
+            (c.name, c.type, c.primary_key, c.nullable) for c in table.columns
+        ]
+        assert other.foreign_keys == table.foreign_keys and other.kind == table.kind
+    assert introspect(any_adapter, shape_only=True) is full
