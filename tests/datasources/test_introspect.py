@@ -148,3 +148,12 @@ def test_a_shape_only_read_fingerprints_as_the_full_one(any_adapter: Adapter) ->
         ]
         assert other.foreign_keys == table.foreign_keys and other.kind == table.kind
     assert introspect(any_adapter, shape_only=True) is full
+
+
+def test_the_provenance_benchmark_runs_and_its_fingerprints_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks/bench_provenance.py`` at a small size (docs/benchmarks.md has its real run)."""
+    from benchmarks.bench_provenance import main
+
+    assert main(["--rows", "2000", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "one SQLite table of 2,000 rows" in out and "fingerprints agree" in out
