@@ -170,19 +170,16 @@ class Nl2sqlRun:
     def precheck_options(self) -> None:
         """The checks of the options alone (nothing is built, no file but the suites' is looked at)."""
         self.check_suites_exist()
+        if hasattr(self.config, "workerinput"):
+            return  # the controller checked them before starting this worker
         option = self.config.option
-        if (
-            getattr(option, "dist", None) == "each"
-            and len(getattr(option, "tx", None) or ()) > 1
-            and not option.collectonly
-            and not hasattr(self.config, "workerinput")
-        ):
+        if getattr(option, "dist", None) == "each" and len(getattr(option, "tx", None) or ()) > 1 and not option.collectonly:
             raise pytest.UsageError(
                 "--dist each runs every item on every worker: each case would be asked once per worker and "
                 "the report would keep one answer of each; use --dist load (or worksteal, loadscope) to spread "
                 "the suites over the workers, or --nl2sql-repeat K to ask every case K times (pass^k)"
             )
-        if getattr(option, "numprocesses", None) and not hasattr(self.config, "workerinput"):
+        if getattr(option, "numprocesses", None):
             for given, what in ((self.settings.regenerate, "--nl2sql-regenerate rewrites suites once, in one process"),
                                 (self.settings.seed, "--nl2sql-seed writes one drafts file")):  # fmt: skip
                 if given:

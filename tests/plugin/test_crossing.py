@@ -25,23 +25,6 @@ def pytest_report_from_serializable(config, data):
 """
 
 
-#: Two ways xdist is loaded: by its entry point, or by name with autoloading off (an environment
-#: made for the job), where pytest registers it as ``xdist.plugin``, not ``xdist``.
-LOADED_BY = {
-    "entry point": ((), {}),
-    "-p xdist.plugin": (("-p", "xdist.plugin", "-p", "pytest_nl2sql.plugin"), {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}),
-}
-
-
-@pytest.fixture(params=list(LOADED_BY))
-def xdist_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ...]:
-    """The arguments that load xdist one way or the other (and the environment they need)."""
-    args, env = LOADED_BY[request.param]
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return args
-
-
 def test_a_record_crosses_as_one_string_and_arrives_whole(
     pytester: pytest.Pytester, project: Path, xdist_by: tuple[str, ...]
 ) -> None:

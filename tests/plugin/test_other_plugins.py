@@ -104,17 +104,12 @@ def test_reruns_are_recorded_and_shown_as_flaky(pytester: pytest.Pytester, proje
     assert record["reruns"] == 1 and record["flaky"] is True
 
 
-@pytest.mark.parametrize("autoload", [True, False], ids=["entry point", "-p xdist.plugin"])
 def test_loadscope_spreads_a_suite_by_case_and_loadfile_warns(
-    pytester: pytest.Pytester, project: Path, monkeypatch: pytest.MonkeyPatch, autoload: bool
+    pytester: pytest.Pytester, project: Path, xdist_by: tuple[str, ...]
 ) -> None:
     """With autoloading off, ``-p xdist.plugin`` registers xdist under that name: the case
     scheduler must be there all the same."""
-    by: tuple[str, ...] = ()
-    if not autoload:
-        monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
-        by = ("-p", "xdist.plugin", "-p", "pytest_nl2sql.plugin")
-    result = pytester.runpytest_subprocess(*by, "--nl2sql-suite", "evals/mini.yaml", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope", "-v")
+    result = pytester.runpytest_subprocess(*xdist_by, "--nl2sql-suite", "evals/mini.yaml", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope", "-v")
     assert result.ret == 0, result.stdout.str()
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:
@@ -123,5 +118,5 @@ def test_loadscope_spreads_a_suite_by_case_and_loadfile_warns(
             workers.setdefault(line.split("[gw")[1][0], set()).add(case)
     assert len(workers) == 2, result.stdout.str()  # both workers ran cases of the one suite
     assert not workers["0"] & workers["1"]  # a case's roles stay together
-    header = pytester.runpytest_subprocess(*by, "--nl2sql-suite", "evals/mini.yaml", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", "--co")
+    header = pytester.runpytest_subprocess(*xdist_by, "--nl2sql-suite", "evals/mini.yaml", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", "--co")
     header.stdout.fnmatch_lines(["nl2sql: --dist loadfile runs each suite file on one worker*"])
