@@ -7,11 +7,9 @@ docs/report.md (``"schema": "pytest-nl2sql/report", "version": 1``).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
-import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,6 +30,7 @@ from pytest_nl2sql.reporting.completeness import incomplete_line
 from pytest_nl2sql.reporting.intervals import wilson
 from pytest_nl2sql.safetext import line_safe, md_cell, one_line, plain, shown
 from pytest_nl2sql.scoring import clarification
+from pytest_nl2sql.suitefile.digest import gold_digest_of
 from pytest_nl2sql.suitefile.model import EvalCase
 
 if TYPE_CHECKING:
@@ -110,58 +109,6 @@ def make_record(
         **answer_fields(answer, scores),  # source, text, steps, lenient, unsupported (answer_figures.py)
         **({"llm_config": item.llm} if getattr(item, "llm", None) else {}),  # --nl2sql-llm NAME
     }
-
-
-#: The gold digests of the cases alive, by role (``gold_digest_of``): id(case) -> (a weak
-#: reference to the case, {role: digest}); an entry goes when its case goes.
-_DIGESTS: dict[int, tuple[weakref.ref[Any], dict[str, str]]] = {}
-
-
-def gold_digest_of(case: Any, role: str) -> str:
-    """``_gold_digest(case, role)``, computed once per case and role: the roles of a case and
-    the repeats of an item share the case object. Only a suite's ``EvalCase`` is remembered
-    (frozen; an edited suite is read into new cases); anything else is hashed each time."""
-    if type(case) is not EvalCase:
-        return _gold_digest(case, role)
-    key = id(case)
-    found = _DIGESTS.get(key)
-    if found is None or found[0]() is not case:
-        found = (weakref.ref(case, lambda _ref, key=key: _DIGESTS.pop(key, None)), {})
-        _DIGESTS[key] = found
-    by_role = found[1]
-    digest = by_role.get(role)
-    if digest is None:
-        digest = by_role[role] = _gold_digest(case, role)
-    return digest
-
-
-def _gold_digest(case: Any, role: str) -> str:
-    """What the item is judged against -- its expected outcome, gold SQL and rows -- hashed:
-    ``report compare`` lists an item whose digest changed as "case changed", not as a flip."""
-    def rows(rs: Any) -> Any:
-        return None if rs is None else [[_plain(v) for v in (r.values() if isinstance(r, Mapping) else r)] for r in rs]
-
-    expected = case.outcome.get(role) if isinstance(getattr(case, "outcome", None), Mapping) else None
-    content = {
-        "expected": getattr(expected, "value", expected),
-        "sql": case.sql,
-        "rows": rows(case.rows),
-        "alt_sql": list(getattr(case, "alt_sql", ()) or ()),
-        "alt_rows": [rows(r) for r in getattr(case, "alt_rows", ()) or ()],
-    }
-    return hashlib.sha256(json.dumps(content, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-#: Values ``plain`` returns as they are, by exact type (an int only while it is small).
-_AS_THEY_ARE = frozenset({str, float, bool, type(None)})
-
-
-def _plain(v: Any) -> Any:
-    """``plain(v)``, without a call for the values of most rows (text, numbers, None)."""
-    t = type(v)
-    if t in _AS_THEY_ARE or (t is int and v.bit_length() <= 64):
-        return v
-    return plain(v)
 
 
 def _test_suite_record(scores: Sequence[Score]) -> dict[str, Any]:

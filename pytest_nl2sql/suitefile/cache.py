@@ -5,7 +5,7 @@ collects the same files. A suite whose bytes did not change is read back from it
 instead. Entries are written to a temporary file and moved into place (``os.replace``), so a
 concurrent reader sees a whole entry or none; a broken entry is ignored and rewritten.
 
-The format is JSON of the suite's plain data (``_FORMAT`` 5): a cache folder is a folder of the
+The format is JSON of the suite's plain data (``_FORMAT`` 6): a cache folder is a folder of the
 user's, so an entry must never be able to run code when read (a pickle can). An entry is a
 header line holding the sha256 of the JSON after it, then the JSON. Reading one checks that
 sum, then ``json.loads`` plus building the cases; a sum that does not match (an entry edited
@@ -13,7 +13,12 @@ in place, cut short or corrupted) and anything unexpected in it are only a miss.
 not a signature: whoever can write the folder can write a matching one, so keep the folder
 where only you can write (what a forged entry can hold is still only a suite). Each case
 is one JSON list in the order of ``_FIELDS``; enums are their values; a suite whose ``plan``
-values have keys that are not text (JSON would turn them into text) is not cached.
+values have keys that are not text (JSON would turn them into text) is not cached. Each case
+also keeps its digests (``suitefile.digest.digests_of``: the provenance's case digest, the
+records' gold digest per role), computed from the case as it was read from its YAML when the
+entry was written; a case read back from the entry is handed them (``digest.remember``), so
+a warm run hashes no case. A forged entry could hold wrong digests: what a comparison of two
+runs calls "case changed" (the same caution as above).
 
 The folder is ``$NL2SQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-nl2sql``, else
 ``~/.cache/pytest-nl2sql``; ``NL2SQL_CACHE_DIR=off`` disables the cache.
@@ -29,6 +34,7 @@ from typing import Any
 
 from pytest_nl2sql import __version__, collector
 from pytest_nl2sql.suitefile import clarifications as clar
+from pytest_nl2sql.suitefile import digest as digests
 from pytest_nl2sql.suitefile.model import (
     Difficulty,
     EvalCase,
@@ -42,7 +48,7 @@ from pytest_nl2sql.suitefile.model import (
 
 __all__ = ["cache_dir", "decode_suite", "encode_suite", "entry_stat", "get", "key", "put"]
 
-_FORMAT = 5
+_FORMAT = 6
 _SUFFIX = ".json"
 _HEADER = b"pytest-nl2sql suite cache sha256="
 #: An entry larger than this is not read (a suite is at most 32 MiB of YAML).
@@ -51,7 +57,7 @@ MAX_ENTRY_BYTES = 256 * 1024 * 1024
 _FIELDS = (
     "id", "question", "datasources", "outcome", "status", "kind", "origin", "difficulty", "tags",
     "paraphrase_group", "tables", "columns", "order_matters", "sql", "rows", "alt_sql", "alt_rows",
-    "plan", "match", "reviewed", "location", "clarify",
+    "plan", "match", "reviewed", "location", "clarify", "digests",
 )  # fmt: skip
 
 
@@ -98,6 +104,7 @@ def encode_suite(suite: EvalSuite) -> str | None:
         readings = [{**clar.to_plain(r), "line": r.line} for r in c.clarifications]
         if not _text_keys(readings):
             return None
+        case_digest, by_role = digests.digests_of(c)
         loc = c.location
         cases.append(
             [
@@ -107,6 +114,7 @@ def encode_suite(suite: EvalSuite) -> str | None:
                 c.plan, c.match, [[r.sql, r.verdict, r.note] for r in c.reviewed],
                 None if loc is None else [loc.line, loc.column] if loc.path == suite.path else [loc.line, loc.column, loc.path],
                 [readings, c.default, c.turns] if readings or c.default is not None or c.turns != 1 else None,
+                [case_digest, by_role],
             ]  # fmt: skip
         )
     data = {
@@ -149,24 +157,28 @@ def _decode_suite(text: str, path: str | None) -> EvalSuite:
         if type(raw) is not list or len(raw) != len(_FIELDS):
             raise ValueError("not a case")
         (cid, question, datasources, outcome, status, kind, origin, difficulty, tags, group, tables, columns,
-         order_matters, sql, rows, alt_sql, alt_rows, plan, match, reviewed, loc, clarify) = raw  # fmt: skip
+         order_matters, sql, rows, alt_sql, alt_rows, plan, match, reviewed, loc, clarify, digested) = raw  # fmt: skip
         if type(outcome) is not dict:
             raise ValueError("outcome")
-        cases.append(
-            EvalCase(
-                id=cid, question=question, datasources=datasources,
-                outcome={role: _OUTCOME[o] for role, o in outcome.items()},
-                status=_STATUS[status], kind=_KIND[kind], origin=_ORIGIN[origin],
-                difficulty=None if difficulty is None else _DIFFICULTY[difficulty],
-                tags=tags, paraphrase_group=group, tables=tables, columns=columns, order_matters=order_matters,
-                sql=sql, rows=None if rows is None else tuple(rows), alt_sql=alt_sql, alt_rows=alt_rows, plan=plan, match=match,
-                reviewed=tuple(tuple(r) for r in reviewed),
-                location=None if loc is None else Location(loc[2] if len(loc) > 2 else path, loc[0], loc[1]),
-                **({} if clarify is None else {
-                    "clarifications": [clar.from_plain(r) for r in clarify[0]], "default": clarify[1], "turns": clarify[2],
-                }),
-            )  # fmt: skip
-        )
+        case_digest, by_role = digested
+        if type(case_digest) is not str or type(by_role) is not dict or by_role.keys() != outcome.keys() \
+                or any(type(d) is not str for d in by_role.values()):
+            raise ValueError("digests")
+        case = EvalCase(
+            id=cid, question=question, datasources=datasources,
+            outcome={role: _OUTCOME[o] for role, o in outcome.items()},
+            status=_STATUS[status], kind=_KIND[kind], origin=_ORIGIN[origin],
+            difficulty=None if difficulty is None else _DIFFICULTY[difficulty],
+            tags=tags, paraphrase_group=group, tables=tables, columns=columns, order_matters=order_matters,
+            sql=sql, rows=None if rows is None else tuple(rows), alt_sql=alt_sql, alt_rows=alt_rows, plan=plan, match=match,
+            reviewed=tuple(tuple(r) for r in reviewed),
+            location=None if loc is None else Location(loc[2] if len(loc) > 2 else path, loc[0], loc[1]),
+            **({} if clarify is None else {
+                "clarifications": [clar.from_plain(r) for r in clarify[0]], "default": clarify[1], "turns": clarify[2],
+            }),
+        )  # fmt: skip
+        digests.remember(case, case_digest, by_role)
+        cases.append(case)
     return EvalSuite(path=path, cases=cases, version=data["version"], match=data["match"], sha256=data["sha256"])
 
 

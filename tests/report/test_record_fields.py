@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_nl2sql.reporting.report import _gold_digest
 from pytest_nl2sql.safetext import plain
 from pytest_nl2sql.scoring.rule import MatchRule
 from pytest_nl2sql.scoring.scorers import match_rule
+from pytest_nl2sql.suitefile.digest import role_digest as _gold_digest
 from pytest_nl2sql.suitefile.model import Outcome
 
 
@@ -91,7 +91,7 @@ def _case(tmp_path: Any, rows: int) -> Any:
 
 
 def test_the_gold_digest_of_a_case_is_its_own_per_role_and_an_edited_case_is_hashed_again(tmp_path: Any) -> None:
-    from pytest_nl2sql.reporting.report import _DIGESTS, gold_digest_of
+    from pytest_nl2sql.suitefile.digest import _DIGESTS, gold_digest_of
 
     case = _case(tmp_path, 3)
     admin, viewer = gold_digest_of(case, "admin"), gold_digest_of(case, "viewer")
@@ -108,7 +108,7 @@ def test_the_gold_digest_of_a_case_is_its_own_per_role_and_an_edited_case_is_has
 
 
 def test_a_case_that_is_not_a_suite_s_is_hashed_each_time() -> None:
-    from pytest_nl2sql.reporting.report import gold_digest_of
+    from pytest_nl2sql.suitefile.digest import gold_digest_of
 
     case = SimpleNamespace(outcome={"admin": Outcome.ALLOWED}, sql="SELECT 1", rows=({"a": 1},), alt_sql=(), alt_rows=())
     first = gold_digest_of(case, "admin")

@@ -240,3 +240,47 @@ def test_a_cached_suite_takes_the_path_it_was_loaded_through(tmp_path: Path, mon
     assert first.path == "s.yaml" and again.path == "./s.yaml"
     assert {c.location.path for c in again.cases if c.location} == {"./s.yaml"}
     assert again == load_suite("./s.yaml", use_cache=False)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in GOLDEN.glob("*.yaml")))
+def test_a_case_read_from_its_cache_entry_brings_its_digests_and_none_is_hashed_again(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The provenance's case digest and each role's gold digest of a case read back from its
+    entry are the ones its YAML gives, and reading them hashes nothing (a warm run)."""
+    from pytest_nl2sql.suitefile import digest
+
+    fresh = load_suite(GOLDEN / name, use_cache=False)
+    text = cache.encode_suite(fresh)
+    assert text is not None
+    want = [(digest._case_digest(c), {r: digest.role_digest(c, r) for r in c.outcome}) for c in fresh.cases]
+
+    def hashed(*_: object) -> str:
+        raise AssertionError("a digest was computed again")
+
+    monkeypatch.setattr(digest, "_case_digest", hashed)
+    monkeypatch.setattr(digest, "role_digest", hashed)
+    cached = cache.decode_suite(text)
+    assert [(digest.case_digest(c), {r: digest.gold_digest_of(c, r) for r in c.outcome}) for c in cached.cases] == want
+
+
+@pytest.mark.parametrize(
+    "digests", [None, [], ["abc"], [1, {"admin": "x"}], ["abc", {"admin": 1}], ["abc", {"other": "x"}], ["abc", ["admin", "x"]]],
+    ids=["none", "empty", "short", "number", "role-number", "other-role", "list"],
+)
+def test_an_entry_whose_digests_are_not_the_case_s_is_a_miss(tmp_path: Path, digests: object) -> None:
+    """An entry with a matching sum but digests of the wrong shape (or for roles the case does
+    not name) is not served: the suite is read from its YAML again."""
+    import hashlib
+
+    path = tmp_path / "s.yaml"
+    path.write_text("version: 1\ncases:\n- id: c1\n  question: q?\n  datasources: [d]\n  status: approved\n  outcome: {admin: allowed}\n  sql: SELECT 1\n")
+    fresh = load_suite(path, use_cache=False)
+    data = json.loads(cache.encode_suite(fresh) or "")
+    data["cases"][0][-1] = digests
+    with pytest.raises((ValueError, TypeError)):
+        cache.decode_suite(json.dumps(data))
+    load_suite(path)  # writes the entry
+    [entry] = _entries()
+    body = json.dumps(data).encode()
+    entry.write_bytes(b"pytest-nl2sql suite cache sha256=" + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    name = entry.stem
+    assert cache.get(name) is None
