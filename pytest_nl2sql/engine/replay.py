@@ -274,6 +274,10 @@ class ReplayEngine:
         self._pid = os.getpid()
         self._helper: Any = None  # engine/forkhelper.Helper, while one checks ahead
         self._helped: dict[tuple[Any, str], int] = {}
+        #: the answers ``prepare_cases`` checked in this process and found runnable, by (case id, role,
+        #: prediction, the case's datasources): taken by the answer's ``_replay``, which checks them
+        #: no more (one batch at most: each call replaces the last batch's)
+        self._prepared: dict[tuple[str, str, int, tuple[str, ...]], _Checked] = {}
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], project: Any) -> ReplayEngine:
@@ -398,7 +402,8 @@ class ReplayEngine:
     def prepare_cases(self, pairs: Iterable[tuple[Any, str]]) -> None:
         """Check the predictions of these ``(case, role)`` answers now, one after the other: the
         statement guard's and the validator's verdicts land in their memos (and the verdict
-        store), and the answers, asked later by their items, read them there. The plugin calls
+        store), and the answers, asked later by their items, read them there -- a runnable one is
+        handed to its item as it was checked (``_prepared``), not looked up again. The plugin calls
         this with the next items of a process before the first of them runs (plugin.concurrency,
         "Checked in batches"). Nothing is executed; never raises (an answer that cannot be checked
         here is checked, and reports why, when its item asks).
@@ -407,13 +412,17 @@ class ReplayEngine:
         the items, which wait for their own verdicts (engine/forkhelper.py); the plugin then hands
         over the rest of the run at once (``prepare_ahead``)."""
         pairs = list(pairs)
+        prepared = self._prepared = {}
 
         def work(i: int) -> None:
             case, role = pairs[i]
             try:
                 p = self.prediction(case.id, role)
                 if p is not None:
-                    self._checked(case.id, role, tuple(case.datasources), p)
+                    datasources = tuple(case.datasources)
+                    checked = self._checked(case.id, role, datasources, p)
+                    if isinstance(checked, _Checked):  # an error may pass by the time its item asks: asked again then
+                        prepared[(case.id, role, id(p), datasources)] = checked
             except Exception:  # noqa: BLE001,S110 -- left to the item (the docstring)
                 pass
 
@@ -527,7 +536,9 @@ class ReplayEngine:
             return Answer(cost_usd=cost, latency_s=latency or time.perf_counter() - started, sql=sql, **kw)
 
         self._await_helper(case_id, role)
-        checked = self._checked(case_id, role, case_datasources, p)
+        checked = self._prepared.pop((case_id, role, id(p), case_datasources), None)  # checked with its batch
+        if checked is None:
+            checked = self._checked(case_id, role, case_datasources, p)
         if not isinstance(checked, _Checked):
             return done(**checked)
         adapter, policy, ds, run_sql, check = checked

@@ -54,6 +54,40 @@ def test_prepared_answers_are_the_unprepared_ones_and_compute_no_verdict(shop: P
     assert {("ok", ""), ("refused", ""), ("error", "statement refused:")} <= statuses
 
 
+def test_a_runnable_answer_checked_with_its_batch_is_not_looked_up_again(shop: Path, project) -> None:
+    """An answer ``prepare_cases`` found runnable is handed to its item: the engine asks neither
+    the guard's nor the validator's memo again (the adapter still asks the guard about what it
+    runs: its own check); asked once more (a repeat), it is checked as before."""
+    cases = load_suite(shop / "evals" / "shop.yaml").cases
+    _fresh_memos()
+    engine = ReplayEngine(PREDICTIONS, project)
+    engine.prepare_cases([(cases[0], "admin")])
+
+    def asked() -> tuple[int, int]:
+        return guard.VERDICTS.hits + guard.VERDICTS.misses, validator.VERDICTS.hits + validator.VERDICTS.misses
+
+    before = asked()
+    assert engine.answer_case(cases[0], "admin").rows == [(3,)]
+    assert asked() == (before[0] + 1, before[1])  # the adapter's guard check only
+    assert engine.answer_case(cases[0], "admin").rows == [(3,)]  # a second attempt: checked again
+    assert asked() == (before[0] + 3, before[1] + 1)
+
+
+def test_an_answer_that_could_not_be_checked_with_its_batch_is_checked_when_asked(shop: Path, project) -> None:
+    """A check that failed ahead (the database unreadable then) is not what the item gets: the
+    item checks again, and answers."""
+    cases = load_suite(shop / "evals" / "shop.yaml").cases
+    engine = ReplayEngine(PREDICTIONS, project)
+    db = shop / "shop.sqlite"
+    hidden = db.with_suffix(".away")
+    db.rename(hidden)
+    try:
+        engine.prepare_cases([(cases[0], "admin")])
+    finally:
+        hidden.rename(db)
+    assert engine.answer_case(cases[0], "admin").rows == [(3,)]
+
+
 def test_preparing_runs_nothing_and_never_raises(shop: Path, project) -> None:
     db = shop / "shop.sqlite"
     before = db.read_bytes()
