@@ -161,8 +161,7 @@ def _decode_suite(text: str, path: str | None) -> EvalSuite:
         if type(outcome) is not dict:
             raise ValueError("outcome")
         case_digest, by_role = digested
-        if type(case_digest) is not str or type(by_role) is not dict or by_role.keys() != outcome.keys() \
-                or any(type(d) is not str for d in by_role.values()):
+        if type(by_role) is not dict:
             raise ValueError("digests")
         case = EvalCase(
             id=cid, question=question, datasources=datasources,

@@ -55,14 +55,10 @@ def case_digest(case: EvalCase) -> str:
     """Hex SHA-256 of what one case asks and expects: ``gold_digest``'s content without the
     plan (in mode plans the plan stands in for the engine's answer: a changed plan is a change
     of the engine, which a comparison of runs must show, not set apart). Computed once per
-    case (``_memo``)."""
+    case (``_DIGESTS``)."""
     if type(case) is not EvalCase:
         return _case_digest(case)
-    memo = _memo(case)
-    digest = memo.get(None)
-    if digest is None:
-        digest = memo[None] = _case_digest(case)
-    return digest
+    return _packed(case)[:_CASE_HEX]
 
 
 def _case_digest(case: EvalCase) -> str:
@@ -101,43 +97,74 @@ def _plain(v: Any) -> Any:
 
 
 def gold_digest_of(case: Any, role: str) -> str:
-    """``role_digest(case, role)``, computed once per case and role: the roles of a case and
-    the repeats of an item share the case object. Only a suite's ``EvalCase`` is remembered
-    (frozen; an edited suite is read into new cases); anything else is hashed each time."""
+    """``role_digest(case, role)``, computed once per case: the roles of a case and the repeats
+    of an item share the case object. Only a suite's ``EvalCase`` is remembered (frozen; an
+    edited suite is read into new cases); anything else is hashed each time."""
     if type(case) is not EvalCase:
         return role_digest(case, role)
-    memo = _memo(case)
-    digest = memo.get(role)
-    if digest is None:
-        digest = memo[role] = role_digest(case, role)
-    return digest
+    for i, named in enumerate(case.outcome):
+        if named == role:
+            at = _CASE_HEX + i * _ROLE_HEX
+            return _packed(case)[at : at + _ROLE_HEX]
+    return role_digest(case, role)  # a role the case does not name: not remembered
 
 
-#: The digests of the suite cases alive: id(case) -> (a weak reference to the case, {role:
-#: its ``role_digest``, None: the ``case_digest``}); an entry goes when its case goes. A
-#: suite read from its cache entry arrives with its digests (``remember``): a warm run
-#: hashes no case.
-_DIGESTS: dict[int, tuple[weakref.ref[Any], dict[str | None, str]]] = {}
+#: The length of a case digest and of a role's gold digest, in hex digits.
+_CASE_HEX, _ROLE_HEX = 64, 16
 
 
-def _memo(case: EvalCase) -> dict[str | None, str]:
-    key = id(case)
-    found = _DIGESTS.get(key)
-    if found is None or found[0]() is not case:
-        found = (weakref.ref(case, lambda _ref, key=key: _DIGESTS.pop(key, None)), {})
-        _DIGESTS[key] = found
-    return found[1]
+class _Digests(weakref.ref):  # type: ignore[type-arg]
+    """A weak reference to a suite case that holds its digests, packed in one string (the case
+    digest, then each role's gold digest in the order of ``case.outcome``): a few hundred bytes
+    a case, where a run may hold 40,000 of them."""
+
+    __slots__ = ("key", "packed")
+
+    def __new__(cls, case: EvalCase, packed: str) -> _Digests:  # as weakref.KeyedRef: ref's own __new__ takes (object, callback)
+        self = super().__new__(cls, case, _gone)
+        self.key = id(case)
+        self.packed = packed
+        return self
+
+    def __init__(self, case: EvalCase, packed: str) -> None:
+        super().__init__(case, _gone)
+
+
+def _gone(ref: _Digests) -> None:
+    if _DIGESTS.get(ref.key) is ref:
+        del _DIGESTS[ref.key]
+
+
+#: The digests of the suite cases alive, by id(case); an entry goes when its case goes. A suite
+#: read from its cache entry arrives with its digests (``remember``): a warm run hashes no case.
+_DIGESTS: dict[int, _Digests] = {}
+
+
+def _packed(case: EvalCase) -> str:
+    found = _DIGESTS.get(id(case))
+    if found is None or found() is not case:
+        found = _DIGESTS[id(case)] = _Digests(case, _case_digest(case) + "".join(role_digest(case, r) for r in case.outcome))
+    return found.packed
 
 
 def digests_of(case: EvalCase) -> tuple[str, dict[str, str]]:
     """The case's ``case_digest`` and the ``gold_digest_of`` each role it names (what a suite
     cache entry keeps of it)."""
-    return case_digest(case), {role: gold_digest_of(case, role) for role in case.outcome}
+    packed = _packed(case)
+    return packed[:_CASE_HEX], {r: packed[_CASE_HEX + i * _ROLE_HEX : _CASE_HEX + (i + 1) * _ROLE_HEX] for i, r in enumerate(case.outcome)}
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def remember(case: EvalCase, digest: str, by_role: Mapping[str, str]) -> None:
-    """Take ``digest`` and ``by_role`` as the case's digests (``digests_of``, computed when
-    its suite cache entry was written from the same content)."""
-    memo = _memo(case)
-    memo.update(by_role)
-    memo[None] = digest
+    """Take ``digest`` and ``by_role`` as the case's digests (``digests_of``, computed when its
+    suite cache entry was written from the same content). Raises ValueError when they are not
+    digests of the case's shape (one for each role it names)."""
+    parts = [digest, *(by_role.get(r) for r in case.outcome)]
+    if len(by_role) != len(case.outcome) or any(type(p) is not str for p in parts):
+        raise ValueError("not the case's digests")
+    packed = "".join(parts)  # type: ignore[arg-type]
+    if len(digest) != _CASE_HEX or len(packed) != _CASE_HEX + _ROLE_HEX * len(case.outcome) or not _HEX.issuperset(packed):
+        raise ValueError("not the case's digests")
+    _DIGESTS[id(case)] = _Digests(case, packed)

@@ -263,8 +263,10 @@ def test_a_case_read_from_its_cache_entry_brings_its_digests_and_none_is_hashed_
 
 
 @pytest.mark.parametrize(
-    "digests", [None, [], ["abc"], [1, {"admin": "x"}], ["abc", {"admin": 1}], ["abc", {"other": "x"}], ["abc", ["admin", "x"]]],
-    ids=["none", "empty", "short", "number", "role-number", "other-role", "list"],
+    "digests",
+    [None, [], ["abc"], [1, {"admin": "x"}], ["0" * 64, {"admin": 1}], ["0" * 64, {"other": "0" * 16}], ["0" * 64, ["admin", "0" * 16]],
+     ["0" * 64, {"admin": "0" * 15}], ["z" * 64, {"admin": "0" * 16}], ["0" * 64, {"admin": "0" * 16, "other": "0" * 16}]],
+    ids=["none", "empty", "short", "number", "role-number", "other-role", "list", "role-short", "not-hex", "extra-role"],
 )
 def test_an_entry_whose_digests_are_not_the_case_s_is_a_miss(tmp_path: Path, digests: object) -> None:
     """An entry with a matching sum but digests of the wrong shape (or for roles the case does
