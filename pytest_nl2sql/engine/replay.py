@@ -76,6 +76,10 @@ MAX_PREDICTIONS_FILE_BYTES = 256 * 1024 * 1024
 _SHOWN_CHARS = 2000
 #: Answers one helper checks ahead at most (``prepare_ahead``); the next ones get a new helper.
 HELPER_AHEAD = 100_000
+#: How many checked answers ``prepare_cases`` keeps for their items at most (a serial warm run
+#: prepares the whole run at once: the rest are looked up again as their items ask, from the
+#: memos, so a run of 100,000 items holds no more than these).
+PREPARED_MAX = 4096
 
 
 class PredictionsError(Nl2sqlError, pytest.UsageError):
@@ -276,7 +280,7 @@ class ReplayEngine:
         self._helped: dict[tuple[Any, str], int] = {}
         #: the answers ``prepare_cases`` checked in this process and found runnable, by (case id, role,
         #: prediction, the case's datasources): taken by the answer's ``_replay``, which checks them
-        #: no more (one batch at most: each call replaces the last batch's)
+        #: no more (``PREPARED_MAX`` of one batch at most: each call replaces the last batch's)
         self._prepared: dict[tuple[str, str, int, tuple[str, ...]], _Checked] = {}
 
     @classmethod
@@ -421,7 +425,8 @@ class ReplayEngine:
                 if p is not None:
                     datasources = tuple(case.datasources)
                     checked = self._checked(case.id, role, datasources, p)
-                    if isinstance(checked, _Checked):  # an error may pass by the time its item asks: asked again then
+                    # an error may pass by the time its item asks: asked again then
+                    if isinstance(checked, _Checked) and len(prepared) < PREPARED_MAX:
                         prepared[(case.id, role, id(p), datasources)] = checked
             except Exception:  # noqa: BLE001,S110 -- left to the item (the docstring)
                 pass

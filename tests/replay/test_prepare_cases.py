@@ -73,6 +73,23 @@ def test_a_runnable_answer_checked_with_its_batch_is_not_looked_up_again(shop: P
     assert asked() == (before[0] + 3, before[1] + 1)
 
 
+def test_a_batch_keeps_at_most_prepared_max_answers_for_its_items(shop: Path, project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A serial warm run prepares the whole run at once: what is kept for the items is bounded
+    (the others are looked up as they ask), and every answer is the same."""
+    from pytest_nl2sql.engine import replay
+
+    cases = load_suite(shop / "evals" / "shop.yaml").cases
+    pairs = [(c, r) for c in cases for r in ROLES]
+    _fresh_memos()
+    unprepared = _answers(ReplayEngine(PREDICTIONS, project), cases)
+    monkeypatch.setattr(replay, "PREPARED_MAX", 1)
+    engine = ReplayEngine(PREDICTIONS, project)
+    engine.prepare_cases(pairs)
+    assert len(engine._prepared) == 1  # of three runnable answers
+    assert _answers(engine, cases) == unprepared
+    assert engine._prepared == {}
+
+
 def test_an_answer_that_could_not_be_checked_with_its_batch_is_checked_when_asked(shop: Path, project) -> None:
     """A check that failed ahead (the database unreadable then) is not what the item gets: the
     item checks again, and answers."""
