@@ -15,12 +15,16 @@ trees are shared, so a user that edits a tree edits a ``copy()`` of it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import os
+import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -290,6 +294,12 @@ class VerdictStore:
                 replace_bytes(path, _STORE_HEADER + hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
         except (OSError, TypeError, ValueError, Timeout):
             return
+        from pytest_nl2sql.suitefile.lock import remove_unused
+
+        # the verdict files of other codes (another version of this package or of sqlglot) go
+        # once nobody has written or read them for lock.CACHE_MAX_AGE_S
+        mine = path.name
+        remove_unused(path.parent, _STORE_NAME, keep=lambda n: n in (mine, f"{mine}.lock"))
 
     def _read(self) -> dict[str, Any]:
         path = self.path
@@ -298,6 +308,9 @@ class VerdictStore:
         try:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_STORE_BYTES + 1)
+                if os.fstat(fh.fileno()).st_mtime < time.time() - _TOUCH_AFTER_S:
+                    with contextlib.suppress(OSError):
+                        os.utime(fh.fileno())  # in use: never taken for another code's unused file
             if len(data) > MAX_STORE_BYTES:
                 return {}
             header, _, body = data.partition(b"\n")
@@ -308,6 +321,12 @@ class VerdictStore:
             return entries if type(entries) is dict else {}
         except Exception:  # noqa: BLE001 - a missing or unreadable store is only a miss
             return {}
+
+
+#: The names of verdict files (and their lock files): ``verdicts-<code>.json``.
+_STORE_NAME = re.compile(r"verdicts-[0-9a-f]{24}\.json(?:\.lock)?")
+#: A read of a verdict file older than this refreshes its time (``_read``).
+_TOUCH_AFTER_S = 24 * 3600.0
 
 
 def _code_digest() -> str:

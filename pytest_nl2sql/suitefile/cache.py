@@ -20,6 +20,11 @@ entry was written; a case read back from the entry is handed them (``digest.reme
 a warm run hashes no case. A forged entry could hold wrong digests: what a comparison of two
 runs calls "case changed" (the same caution as above).
 
+An entry's name is its slot (the package version and format, the suite's path, the way it is
+loaded) and a sum over the slot and the suite's bytes; writing one removes the slot's other
+entries (the suite before an edit), and entries unused for ``lock.CACHE_MAX_AGE_S`` (a hit
+refreshes an entry's time), so a folder carried from commit to commit (a CI cache) stays bounded.
+
 The folder is ``$NL2SQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-nl2sql``, else
 ``~/.cache/pytest-nl2sql``; ``NL2SQL_CACHE_DIR=off`` disables the cache.
 """
@@ -29,6 +34,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +79,20 @@ def cache_dir() -> Path | None:
 
 
 def key(path: str, digest: str, *extra: Any) -> str:
-    raw = "\0".join([__version__, str(_FORMAT), os.path.abspath(path), digest, *map(str, extra)])
-    return hashlib.sha256(raw.encode()).hexdigest()
+    """An entry's name: its slot (this package version and format, the suite's path, ``extra``:
+    one slot per suite file and way of loading it), then a sha256 over the slot and the bytes'
+    ``digest``. A slot holds one entry: writing one removes the slot's others (``put``)."""
+    slot = "\0".join([__version__, str(_FORMAT), os.path.abspath(path), *map(str, extra)])
+    whole = "\0".join([__version__, str(_FORMAT), os.path.abspath(path), digest, *map(str, extra)])
+    return f"{hashlib.sha256(slot.encode()).hexdigest()[:_SLOT_HEX]}-{hashlib.sha256(whole.encode()).hexdigest()}"
+
+
+_SLOT_HEX = 16
+#: The names of suite cache entries (and of the entries of earlier formats, one sha256 each).
+_ENTRY_NAME = re.compile(r"(?:[0-9a-f]{16}-)?[0-9a-f]{64}\.json")
+#: A hit on an entry older than this refreshes its time (``get``): an entry in use is never
+#: taken for an unused one (``lock.CACHE_MAX_AGE_S``).
+_TOUCH_AFTER_S = 24 * 3600.0
 
 
 # -- the format -------------------------------------------------------------------------
@@ -191,9 +210,12 @@ def get(name: str, path: str | None = None) -> EvalSuite | None:
         return None
     try:
         with open(folder / f"{name}{_SUFFIX}", "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+            st = os.fstat(fh.fileno())
+            size = st.st_size
             if size > MAX_ENTRY_BYTES:
                 return None
+            if st.st_mtime < time.time() - _TOUCH_AFTER_S:
+                _touch(fh.fileno())
             # read what is there (plus one byte to see growth): read(MAX) would reserve 256 MB
             data = fh.read(size + 1)
         if len(data) > MAX_ENTRY_BYTES:
@@ -237,3 +259,19 @@ def put(name: str, suite: EvalSuite) -> None:
         replace_bytes(folder / f"{name}{_SUFFIX}", header + b"\n" + body)
     except OSError:
         return  # a read-only home is not an error: the cache is an optimisation
+    from pytest_nl2sql.suitefile.lock import remove_unused
+
+    # the folder stays bounded: the slot's earlier entries (the suite's bytes before an edit)
+    # go now, anything else of the kind once unused for lock.CACHE_MAX_AGE_S (another version's
+    # entries, a renamed suite's, the entries of an earlier format)
+    mine, slot = f"{name}{_SUFFIX}", name.partition("-")[0] + "-"
+    remove_unused(folder, _ENTRY_NAME, keep=lambda n: n == mine or not n.startswith(slot), older_than_s=None)
+    remove_unused(folder, _ENTRY_NAME, keep=lambda n: n == mine)
+
+
+def _touch(fd: int) -> None:
+    """Refresh an entry's time (``_TOUCH_AFTER_S``); a folder it may not change is left as it is."""
+    try:
+        os.utime(fd)
+    except OSError:
+        pass

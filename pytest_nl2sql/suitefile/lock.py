@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, TextIO
 
 from pytest_nl2sql.errors import LockTimeout, Nl2sqlError
 
-__all__ = ["LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "replace_bytes", "replace_with", "temp_prefix", "write_atomic", "write_atomic_with"]
+__all__ = ["CACHE_MAX_AGE_S", "LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "remove_unused", "replace_bytes", "replace_with", "temp_prefix", "write_atomic", "write_atomic_with"]
 
 # -- files -----------------------------------------------------------------------------
 
@@ -230,3 +230,33 @@ def write_atomic_with(path: str | os.PathLike[str], fill: Callable[[TextIO], Any
     replace_with(real_path(path), text, durable=True)
 
 
+
+
+#: How long a cache file nobody wrote (or, for a suite entry, read) is kept: a suite cache
+#: entry of another package version or of a suite since renamed, a verdict file of another
+#: sqlglot, stays this long after its last use, then the next write of its kind removes it.
+CACHE_MAX_AGE_S = 30 * 24 * 3600.0
+
+
+def remove_unused(folder: Path, name: re.Pattern[str], *, keep: Callable[[str], bool], older_than_s: float | None = CACHE_MAX_AGE_S) -> list[str]:
+    """Remove the files of ``folder`` whose whole name matches ``name`` and that ``keep`` does
+    not keep: each one when ``older_than_s`` is None, else those not modified for that long.
+    Nothing else in the folder is touched; a file that cannot be removed (gone already, another
+    owner) is left. Returns the names removed."""
+    removed = []
+    cutoff = None if older_than_s is None else time.time() - older_than_s
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not name.fullmatch(entry.name) or keep(entry.name):
+            continue
+        try:
+            if cutoff is not None and entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(entry.name)
+    return removed

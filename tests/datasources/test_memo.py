@@ -175,3 +175,36 @@ def _everything():  # a role that may read everything
     from pytest_nl2sql.config.policy import RolePolicy
 
     return RolePolicy(name="any")
+
+
+def test_the_verdict_files_of_other_codes_go_once_unused_and_nothing_else(tmp_path: Path) -> None:
+    """Each version of the package or of sqlglot writes its own verdict file (at most 64 MiB):
+    a flush removes the files (and lock files) of other codes nobody used for
+    ``CACHE_MAX_AGE_S``; a recent one of another code (another venv sharing the folder), the
+    suite cache's entries and other files stay. Reading an old file of this code refreshes it."""
+    import os
+    import time
+
+    from pytest_nl2sql.datasources.memo import VerdictStore
+    from pytest_nl2sql.suitefile.lock import CACHE_MAX_AGE_S
+
+    old = time.time() - CACHE_MAX_AGE_S - 3600
+    stale = [tmp_path / "verdicts-aaaaaaaaaaaaaaaaaaaaaaaa.json", tmp_path / "verdicts-aaaaaaaaaaaaaaaaaaaaaaaa.json.lock"]
+    kept = [tmp_path / "verdicts-bbbbbbbbbbbbbbbbbbbbbbbb.json", tmp_path / ("c" * 16 + "-" + "d" * 64 + ".json"), tmp_path / "verdicts-notes.json"]
+    for path in stale + kept:
+        path.write_text("{}")
+    for path in stale + kept[1:]:
+        os.utime(path, (old, old))
+    store = VerdictStore()
+    store.enable(tmp_path)
+    mine = store.path
+    assert mine is not None
+    store.lookup(store.key("guard", "sqlite", "SELECT 1"))  # reads the (empty) store: a miss
+    store.record(store.key("guard", "sqlite", "SELECT 1"), {"ok": True})
+    store.flush()
+    assert mine.exists() and all(p.exists() for p in kept) and not any(p.exists() for p in stale)
+    os.utime(mine, (old, old))
+    again = VerdictStore()
+    again.enable(tmp_path)
+    assert again.lookup(again.key("guard", "sqlite", "SELECT 1")) == {"ok": True}
+    assert mine.stat().st_mtime > old + 3600  # in use: refreshed

@@ -3,10 +3,12 @@ reading an entry can never run code, and reads back exactly what the loader buil
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import pickle
+import time
 from pathlib import Path
 
 import pytest
@@ -286,3 +288,59 @@ def test_an_entry_whose_digests_are_not_the_case_s_is_a_miss(tmp_path: Path, dig
     entry.write_bytes(b"pytest-nl2sql suite cache sha256=" + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
     name = entry.stem
     assert cache.get(name) is None
+
+
+def test_an_edited_suite_leaves_one_entry_and_other_suites_and_ways_keep_theirs(tmp_path: Path) -> None:
+    """The folder stays bounded as suites are edited (each commit of a CI cache): writing an
+    entry removes the earlier entries of the same suite loaded the same way; another suite's
+    entry, the same suite's non-strict entry and files that are no entry stay."""
+    one, two = tmp_path / "one.yaml", tmp_path / "two.yaml"
+    two.write_bytes((GOLDEN / "kinds.yaml").read_bytes())
+    load_suite(two)
+    text = "version: 1\ncases:\n- id: c1\n  question: q?\n  datasources: [d]\n  status: approved\n  outcome: {a: allowed}\n  sql: SELECT N\n"
+    one.write_text(text.replace("N", "1"))
+    load_suite(one)
+    load_suite(one, strict=False)
+    folder = cache.cache_dir()
+    assert folder is not None
+    (folder / "notes.txt").write_text("mine")
+    (folder / ("0" * 64 + ".txt")).write_text("not an entry")
+    assert len(_entries()) == 5
+    for n in range(2, 6):  # five edits
+        one.write_text(text.replace("N", str(n)))
+        assert load_suite(one).cases[0].sql == f"SELECT {n}"
+    names = [p.name for p in _entries()]
+    assert len(names) == 5 and "notes.txt" in names  # one entry of one.yaml (strict), its non-strict one, two.yaml's
+    assert load_suite(one, strict=False).cases[0].sql == "SELECT 5"  # read afresh: its old entry replaced
+    assert len(_entries()) == 5
+    assert load_suite(two) == load_suite(two, use_cache=False)
+
+
+def test_an_entry_nobody_used_for_thirty_days_goes_with_the_next_write_and_a_used_one_stays(tmp_path: Path) -> None:
+    """Entries of another package version or of a suite since renamed or deleted are never
+    written again: the next write removes them once unused for ``CACHE_MAX_AGE_S``. A hit
+    refreshes an old entry's time, so a suite in use keeps its entry."""
+    from pytest_nl2sql.suitefile.lock import CACHE_MAX_AGE_S
+
+    folder = cache.cache_dir()
+    assert folder is not None
+    used, gone = tmp_path / "used.yaml", tmp_path / "gone.yaml"
+    for path in (used, gone):
+        path.write_bytes((GOLDEN / "kinds.yaml").read_bytes())
+        load_suite(path)
+    old_format = folder / ("a" * 64 + ".json")  # an entry named as before the slots
+    old_format.write_text("{}")
+    old = time.time() - CACHE_MAX_AGE_S - 3600
+    for entry in _entries():
+        os.utime(entry, (old, old))
+    from pytest_nl2sql.suitefile import loader
+
+    loader._LOADED.clear()  # this process's memo: read the entry again, as the next run would
+    assert load_suite(used) == load_suite(used, use_cache=False)  # a hit: its entry refreshed
+    gone.unlink()
+    fresh = tmp_path / "fresh.yaml"
+    fresh.write_text("version: 1\ncases:\n- id: c1\n  question: q?\n  datasources: [d]\n  status: approved\n  outcome: {a: allowed}\n  sql: SELECT 1\n")
+    load_suite(fresh)  # a write: the unused entries go
+    names = {p.name for p in _entries()}
+    assert len(names) == 2 and not old_format.exists()
+    assert {cache.key(str(p), hashlib.sha256(p.read_bytes()).hexdigest(), True) + ".json" for p in (used, fresh)} == names
