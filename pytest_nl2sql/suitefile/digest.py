@@ -56,9 +56,8 @@ def case_digest(case: EvalCase) -> str:
     plan (in mode plans the plan stands in for the engine's answer: a changed plan is a change
     of the engine, which a comparison of runs must show, not set apart). Computed once per
     case (``_DIGESTS``)."""
-    if type(case) is not EvalCase:
-        return _case_digest(case)
-    return _packed(case)[:_CASE_HEX]
+    packed = _packed(case) if type(case) is EvalCase else None
+    return packed[:_CASE_HEX] if packed is not None else _case_digest(case)
 
 
 def _case_digest(case: EvalCase) -> str:
@@ -100,13 +99,15 @@ def gold_digest_of(case: Any, role: str) -> str:
     """``role_digest(case, role)``, computed once per case: the roles of a case and the repeats
     of an item share the case object. Only a suite's ``EvalCase`` is remembered (frozen; an
     edited suite is read into new cases); anything else is hashed each time."""
-    if type(case) is not EvalCase:
-        return role_digest(case, role)
-    for i, named in enumerate(case.outcome):
-        if named == role:
-            at = _CASE_HEX + i * _ROLE_HEX
-            return _packed(case)[at : at + _ROLE_HEX]
-    return role_digest(case, role)  # a role the case does not name: not remembered
+    if type(case) is EvalCase:
+        for i, named in enumerate(case.outcome):
+            if named == role:
+                packed = _packed(case)
+                if packed is None:
+                    break
+                at = _CASE_HEX + i * _ROLE_HEX
+                return packed[at : at + _ROLE_HEX]
+    return role_digest(case, role)  # a role the case does not name, a value no suite holds: not remembered
 
 
 #: The length of a case digest and of a role's gold digest, in hex digits.
@@ -140,17 +141,25 @@ def _gone(ref: _Digests) -> None:
 _DIGESTS: dict[int, _Digests] = {}
 
 
-def _packed(case: EvalCase) -> str:
+def _packed(case: EvalCase) -> str | None:
+    """The case's digests, packed (``_Digests``); None for a case holding a value no suite file
+    holds (one made in code: ``case_digest`` refuses it, as it always did)."""
     found = _DIGESTS.get(id(case))
     if found is None or found() is not case:
-        found = _DIGESTS[id(case)] = _Digests(case, _case_digest(case) + "".join(role_digest(case, r) for r in case.outcome))
+        try:
+            digest = _case_digest(case)
+        except (TypeError, ValueError):
+            return None
+        found = _DIGESTS[id(case)] = _Digests(case, digest + "".join(role_digest(case, r) for r in case.outcome))
     return found.packed
 
 
 def digests_of(case: EvalCase) -> tuple[str, dict[str, str]]:
     """The case's ``case_digest`` and the ``gold_digest_of`` each role it names (what a suite
-    cache entry keeps of it)."""
+    cache entry keeps of it); TypeError for a case holding a value no suite file holds."""
     packed = _packed(case)
+    if packed is None:
+        raise TypeError("a case value no suite file holds")
     return packed[:_CASE_HEX], {r: packed[_CASE_HEX + i * _ROLE_HEX : _CASE_HEX + (i + 1) * _ROLE_HEX] for i, r in enumerate(case.outcome)}
 
 

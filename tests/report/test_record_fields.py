@@ -114,3 +114,16 @@ def test_a_case_that_is_not_a_suite_s_is_hashed_each_time() -> None:
     first = gold_digest_of(case, "admin")
     case.rows = ({"a": 2},)  # a mutable stand-in: never remembered
     assert gold_digest_of(case, "admin") == _gold_digest(case, "admin") != first
+
+
+def test_a_suite_case_holding_a_value_no_suite_file_holds_still_gets_its_gold_digest(tmp_path: Any) -> None:
+    """A case made in code may hold what no suite file does (a date): its gold digest is hashed
+    each time as before (the case digest refuses it, as it always did)."""
+    import attrs
+
+    from pytest_nl2sql.suitefile.digest import case_digest, gold_digest_of
+
+    case = attrs.evolve(_case(tmp_path, 3), rows=({"a": dt.date(2024, 1, 2)},))
+    assert gold_digest_of(case, "admin") == _gold_digest(case, "admin")
+    with pytest.raises(TypeError):
+        case_digest(case)
