@@ -39,7 +39,7 @@ FALLBACK = {
 def _run(pytester: pytest.Pytester, project: Path, workers: str,
          *engine: str) -> tuple[dict[str, bool], dict[tuple[str, str], object]]:
     """One run (replay by default, or ``engine``'s options): which processes imported sqlglot,
-    and each item's verdict, status and SQL."""
+    and each item's verdict, status, SQL, gold digest and its case's digest."""
     for old in project.glob("sqlglot-*.json"):
         old.unlink()
     result = pytester.runpytest_subprocess(
@@ -48,8 +48,11 @@ def _run(pytester: pytest.Pytester, project: Path, workers: str,
     )
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     seen = {p.stem.split("-", 1)[1]: json.loads(p.read_text()) for p in project.glob("sqlglot-*.json")}
-    items = json.loads((project / "r.json").read_text())["items"]
-    return seen, {(i["case_id"], i["role"]): (i["verdict"], i["status"], i.get("sql")) for i in items}
+    report = json.loads((project / "r.json").read_text())
+    cases = report["run"]["provenance"]["suites"]["mini.yaml"]["cases"]  # the case digests
+    # the digests too: a warm run reads them from the suite cache, a cold one hashes them
+    return seen, {(i["case_id"], i["role"]): (i["verdict"], i["status"], i.get("sql"), i["gold_digest"], cases[i["case_id"]])
+                  for i in report["items"]}
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -71,7 +74,7 @@ def test_a_warm_replay_run_imports_no_sqlglot(pytester: pytest.Pytester, project
     if workers == "0":  # serial and warm, nothing is written: no file lock (~13 ms of imports) is taken
         assert json.loads((project / "filelock-main.json").read_text()) is False
     # the fallback was used, and its answer came from the store the second time
-    fixed = [sql for (cid, role), (_, _, sql) in first.items() if cid == "mini_002" and role == "admin"]
+    fixed = [sql for (cid, role), (_, _, sql, _, _) in first.items() if cid == "mini_002" and role == "admin"]
     assert fixed and "'No such media'" in str(fixed[0]), first
 
 
@@ -86,7 +89,7 @@ def test_a_warm_plans_run_imports_no_sqlglot(pytester: pytest.Pytester, project:
 
     cold, first = _run(pytester, project, workers, "--nl2sql-mode", "plans")
     assert any(cold.values()), cold  # the cold run compiled the plans
-    assert any(sql for _, _, sql in first.values()), first
+    assert any(sql for _, _, sql, _, _ in first.values()), first
     warm, second = _run(pytester, project, workers, "--nl2sql-mode", "plans")
     expected = {"main"} if workers == "0" else {"main", "gw0", "gw1"}
     assert set(warm) == expected and not any(warm.values()), warm
