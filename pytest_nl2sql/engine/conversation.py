@@ -139,16 +139,12 @@ def converse(run: Any, item: Any, answer: Answer | None, llm: Any) -> tuple[Answ
     """The plugin's hook (plugin/asking.py): under ``--nl2sql-clarify``, continue a clarify
     item's conversation when the engine asked; ``(answer, conversation)``, the answer's cost
     including the follow-ups'."""
+    if not run.settings.clarify or answer is None or answer.status != "needs_clarification":
+        return answer, None  # every item of a run without --nl2sql-clarify: nothing imported
     from pytest_nl2sql.suitefile.model import Outcome
 
     case = item.case
-    if (
-        not run.settings.clarify
-        or answer is None
-        or answer.status != "needs_clarification"
-        or item.expected is not Outcome.CLARIFY
-        or not case.clarifications
-    ):
+    if item.expected is not Outcome.CLARIFY or not case.clarifications:
         return answer, None
     plans = run.settings.mode == "plans" and run.settings.predictions is None
 
