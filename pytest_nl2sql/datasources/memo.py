@@ -15,16 +15,13 @@ trees are shared, so a user that edits a tree edits a ``copy()`` of it.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import re
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
@@ -277,7 +274,7 @@ class VerdictStore:
             return
         from filelock import FileLock, Timeout
 
-        from pytest_nl2sql.suitefile.lock import replace_bytes
+        from pytest_nl2sql.suitefile.lock import remove_unused, replace_bytes
 
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -294,8 +291,6 @@ class VerdictStore:
                 replace_bytes(path, _STORE_HEADER + hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
         except (OSError, TypeError, ValueError, Timeout):
             return
-        from pytest_nl2sql.suitefile.lock import remove_unused
-
         # the verdict files of other codes (another version of this package or of sqlglot) go
         # once nobody has written or read them for lock.CACHE_MAX_AGE_S
         mine = path.name
@@ -305,12 +300,12 @@ class VerdictStore:
         path = self.path
         if path is None:
             return {}
+        from pytest_nl2sql.suitefile.lock import touch_if_old
+
         try:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_STORE_BYTES + 1)
-                if os.fstat(fh.fileno()).st_mtime < time.time() - _TOUCH_AFTER_S:
-                    with contextlib.suppress(OSError):
-                        os.utime(fh.fileno())  # in use: never taken for another code's unused file
+                touch_if_old(fh.fileno())  # in use: never taken for another code's unused file
             if len(data) > MAX_STORE_BYTES:
                 return {}
             header, _, body = data.partition(b"\n")
@@ -325,8 +320,6 @@ class VerdictStore:
 
 #: The names of verdict files (and their lock files): ``verdicts-<code>.json``.
 _STORE_NAME = re.compile(r"verdicts-[0-9a-f]{24}\.json(?:\.lock)?")
-#: A read of a verdict file older than this refreshes its time (``_read``).
-_TOUCH_AFTER_S = 24 * 3600.0
 
 
 def _code_digest() -> str:

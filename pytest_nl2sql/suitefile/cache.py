@@ -35,13 +35,13 @@ import hashlib
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 from pytest_nl2sql import __version__, collector
 from pytest_nl2sql.suitefile import clarifications as clar
 from pytest_nl2sql.suitefile import digest as digests
+from pytest_nl2sql.suitefile.lock import touch_if_old
 from pytest_nl2sql.suitefile.model import (
     Difficulty,
     EvalCase,
@@ -83,16 +83,13 @@ def key(path: str, digest: str, *extra: Any) -> str:
     one slot per suite file and way of loading it), then a sha256 over the slot and the bytes'
     ``digest``. A slot holds one entry: writing one removes the slot's others (``put``)."""
     slot = "\0".join([__version__, str(_FORMAT), os.path.abspath(path), *map(str, extra)])
-    whole = "\0".join([__version__, str(_FORMAT), os.path.abspath(path), digest, *map(str, extra)])
+    whole = f"{slot}\0{digest}"
     return f"{hashlib.sha256(slot.encode()).hexdigest()[:_SLOT_HEX]}-{hashlib.sha256(whole.encode()).hexdigest()}"
 
 
 _SLOT_HEX = 16
 #: The names of suite cache entries (and of the entries of earlier formats, one sha256 each).
 _ENTRY_NAME = re.compile(r"(?:[0-9a-f]{16}-)?[0-9a-f]{64}\.json")
-#: A hit on an entry older than this refreshes its time (``get``): an entry in use is never
-#: taken for an unused one (``lock.CACHE_MAX_AGE_S``).
-_TOUCH_AFTER_S = 24 * 3600.0
 
 
 # -- the format -------------------------------------------------------------------------
@@ -210,12 +207,10 @@ def get(name: str, path: str | None = None) -> EvalSuite | None:
         return None
     try:
         with open(folder / f"{name}{_SUFFIX}", "rb") as fh:
-            st = os.fstat(fh.fileno())
-            size = st.st_size
+            size = os.fstat(fh.fileno()).st_size
             if size > MAX_ENTRY_BYTES:
                 return None
-            if st.st_mtime < time.time() - _TOUCH_AFTER_S:
-                _touch(fh.fileno())
+            touch_if_old(fh.fileno())  # a hit: in use
             # read what is there (plus one byte to see growth): read(MAX) would reserve 256 MB
             data = fh.read(size + 1)
         if len(data) > MAX_ENTRY_BYTES:
@@ -265,13 +260,4 @@ def put(name: str, suite: EvalSuite) -> None:
     # go now, anything else of the kind once unused for lock.CACHE_MAX_AGE_S (another version's
     # entries, a renamed suite's, the entries of an earlier format)
     mine, slot = f"{name}{_SUFFIX}", name.partition("-")[0] + "-"
-    remove_unused(folder, _ENTRY_NAME, keep=lambda n: n == mine or not n.startswith(slot), older_than_s=None)
-    remove_unused(folder, _ENTRY_NAME, keep=lambda n: n == mine)
-
-
-def _touch(fd: int) -> None:
-    """Refresh an entry's time (``_TOUCH_AFTER_S``); a folder it may not change is left as it is."""
-    try:
-        os.utime(fd)
-    except OSError:
-        pass
+    remove_unused(folder, _ENTRY_NAME, keep=lambda n: n == mine, at_once=lambda n: n.startswith(slot))

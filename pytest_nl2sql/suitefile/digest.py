@@ -105,13 +105,18 @@ def gold_digest_of(case: Any, role: str) -> str:
                 packed = _packed(case)
                 if packed is None:
                     break
-                at = _CASE_HEX + i * _ROLE_HEX
-                return packed[at : at + _ROLE_HEX]
+                return _role_at(packed, i)
     return role_digest(case, role)  # a role the case does not name, a value no suite holds: not remembered
 
 
 #: The length of a case digest and of a role's gold digest, in hex digits.
 _CASE_HEX, _ROLE_HEX = 64, 16
+
+
+def _role_at(packed: str, i: int) -> str:
+    """The gold digest of the case's ``i``-th role in its packed digests (``_Digests``)."""
+    at = _CASE_HEX + i * _ROLE_HEX
+    return packed[at : at + _ROLE_HEX]
 
 
 class _Digests(weakref.ref):  # type: ignore[type-arg]
@@ -160,7 +165,7 @@ def digests_of(case: EvalCase) -> tuple[str, dict[str, str]]:
     packed = _packed(case)
     if packed is None:
         raise TypeError("a case value no suite file holds")
-    return packed[:_CASE_HEX], {r: packed[_CASE_HEX + i * _ROLE_HEX : _CASE_HEX + (i + 1) * _ROLE_HEX] for i, r in enumerate(case.outcome)}
+    return packed[:_CASE_HEX], {r: _role_at(packed, i) for i, r in enumerate(case.outcome)}
 
 
 _HEX = frozenset("0123456789abcdef")

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO, TextIO
 
 from pytest_nl2sql.errors import LockTimeout, Nl2sqlError
 
-__all__ = ["CACHE_MAX_AGE_S", "LOCK_TIMEOUT_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "remove_unused", "replace_bytes", "replace_with", "temp_prefix", "write_atomic", "write_atomic_with"]
+__all__ = ["CACHE_MAX_AGE_S", "LOCK_TIMEOUT_S", "TOUCH_AFTER_S", "SuiteLock", "lock_for", "lock_timeout_s", "real_path", "remove_stale_temps", "remove_unused", "replace_bytes", "replace_with", "temp_prefix", "touch_if_old", "write_atomic", "write_atomic_with"]
 
 # -- files -----------------------------------------------------------------------------
 
@@ -231,20 +231,32 @@ def write_atomic_with(path: str | os.PathLike[str], fill: Callable[[TextIO], Any
 
 
 
-
-#: How long a cache file nobody wrote (or, for a suite entry, read) is kept: a suite cache
-#: entry of another package version or of a suite since renamed, a verdict file of another
-#: sqlglot, stays this long after its last use, then the next write of its kind removes it.
+#: How long a cache file nobody wrote (or read: ``touch_if_old``) is kept: a suite cache entry of
+#: another package version or of a suite since renamed, a verdict file of another sqlglot, stays
+#: this long after its last use, then the next write of its kind removes it (``remove_unused``).
 CACHE_MAX_AGE_S = 30 * 24 * 3600.0
+#: A read of a cache file older than this refreshes its time (``touch_if_old``).
+TOUCH_AFTER_S = 24 * 3600.0
 
 
-def remove_unused(folder: Path, name: re.Pattern[str], *, keep: Callable[[str], bool], older_than_s: float | None = CACHE_MAX_AGE_S) -> list[str]:
-    """Remove the files of ``folder`` whose whole name matches ``name`` and that ``keep`` does
-    not keep: each one when ``older_than_s`` is None, else those not modified for that long.
-    Nothing else in the folder is touched; a file that cannot be removed (gone already, another
-    owner) is left. Returns the names removed."""
+def touch_if_old(fd: int) -> None:
+    """Refresh the time of the open cache file ``fd`` when it is older than ``TOUCH_AFTER_S``: a
+    file in use is never taken for an unused one. A folder it may not change is left as it is."""
+    try:
+        if os.fstat(fd).st_mtime < time.time() - TOUCH_AFTER_S:
+            os.utime(fd)
+    except OSError:
+        pass
+
+
+def remove_unused(folder: Path, name: re.Pattern[str], *, keep: Callable[[str], bool],
+                  at_once: Callable[[str], bool] = lambda _: False) -> list[str]:  # fmt: skip
+    """Remove the files of ``folder`` whose whole name matches ``name`` and that ``keep`` does not
+    keep: those ``at_once`` names whatever their age, the others once not modified for
+    ``CACHE_MAX_AGE_S``. Nothing else in the folder is touched; a file that cannot be removed
+    (gone already, another owner) is left. Returns the names removed."""
     removed = []
-    cutoff = None if older_than_s is None else time.time() - older_than_s
+    cutoff = time.time() - CACHE_MAX_AGE_S
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -253,7 +265,7 @@ def remove_unused(folder: Path, name: re.Pattern[str], *, keep: Callable[[str], 
         if not name.fullmatch(entry.name) or keep(entry.name):
             continue
         try:
-            if cutoff is not None and entry.stat(follow_symlinks=False).st_mtime >= cutoff:
+            if not at_once(entry.name) and entry.stat(follow_symlinks=False).st_mtime >= cutoff:
                 continue
             os.unlink(entry.path)
         except OSError:
