@@ -17,10 +17,10 @@ Also here, for the adapter's SQLite connections: the process-wide heap limit
 
 from __future__ import annotations
 
+import _signal  # signal.signal's C function: the module's wrapper turns each handler into an enum, ~10 us a query
 import contextlib
 import math
 import re
-import signal
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -70,17 +70,17 @@ def ctrl_c_stops(driver: Any) -> Iterator[None]:
         driver.interrupt()
 
     try:
-        previous = signal.signal(signal.SIGINT, on_sigint)
+        previous = _signal.signal(_signal.SIGINT, on_sigint)
     except (ValueError, OSError):  # pragma: no cover - not the main interpreter
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        _signal.signal(_signal.SIGINT, previous)
         if caught:
             if callable(previous):
-                previous(signal.SIGINT, caught[0])  # Python's default handler raises KeyboardInterrupt
+                previous(_signal.SIGINT, caught[0])  # Python's default handler raises KeyboardInterrupt
             raise KeyboardInterrupt
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import attrs
@@ -165,3 +166,20 @@ def test_a_run_checks_its_items_in_a_batch_before_they_ask(
         assert batches == [items]  # the whole run at once, in pytest's order
     computed = dict(line.split() for line in (pytester.path / "computed.txt").read_text().splitlines())
     assert sorted(computed) == items and set(computed.values()) == {"0"}  # no answer computed a verdict
+
+
+def test_the_engine_reads_each_schema_s_shape_only(shop: Path, project) -> None:
+    """The validator reads tables and column names: the replay engine asks the database for
+    them and nothing more -- no table is counted and no column sampled (a query per table and
+    per column on the full read), before the first answer and after the last."""
+    introspect = importlib.import_module("pytest_nl2sql.datasources.introspect")  # the module, not its function
+    introspect.clear_schema_cache()
+    cases = load_suite(shop / "evals" / "shop.yaml").cases
+    engine = ReplayEngine(PREDICTIONS, project)
+    answers = _answers(engine, cases)
+    assert {"ok", "refused", "error"} <= {a["status"] for a in answers}
+    read = list(introspect._cache)
+    assert read and all(len(key) == 2 and key[1] == "shape" for key in read), read
+    shape = introspect._cache[read[0]]
+    assert {t: [c.name for c in info.columns] for t, info in shape.tables.items()}["customer"] == ["id", "name", "city", "email"]
+    assert all(info.row_count is None and not any(c.samples for c in info.columns) for info in shape.tables.values())
