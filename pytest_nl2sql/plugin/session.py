@@ -75,7 +75,7 @@ from pytest_nl2sql.reporting.spool import RecordSpool, make_run_folder
 from pytest_nl2sql.scoring.clarification import ClarificationScorer
 from pytest_nl2sql.scoring.faithfulness import FaithfulnessScorer
 from pytest_nl2sql.scoring.scorers import BuiltinScorers
-from pytest_nl2sql.suitefile.cache import cache_dir
+from pytest_nl2sql.suitefile.cache import cache_dir, cache_warning
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import Status
 
@@ -86,7 +86,12 @@ def start(config: pytest.Config) -> None:
     """Register the plugin objects of a run that uses the plugin (from ``pytest_configure``)."""
     run = Nl2sqlRun(config, read_settings(config))
     config.stash[RUN_KEY] = run
-    STORE.enable(cache_dir())  # verdicts remembered across runs, beside the suite cache
+    folder = cache_dir()
+    STORE.enable(folder)  # verdicts remembered across runs, beside the suite cache
+    if not _is_worker(config):
+        unusable = cache_warning(folder)  # said once, by the controller
+        if unusable is not None:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(unusable), stacklevel=2)
     config.pluginmanager.register(BuiltinScorers(), "nl2sql_scorers")
     config.pluginmanager.register(ClarificationScorer(), "nl2sql_clarification")
     if not config.pluginmanager.is_blocked("nl2sql_scorers"):  # -p no:nl2sql_scorers: every built-in scorer goes

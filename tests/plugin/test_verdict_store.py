@@ -78,6 +78,31 @@ def test_a_store_edited_in_place_is_a_miss(pytester: pytest.Pytester, project: P
     assert again == cold and second == first
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_cache_folder_that_cannot_be_one_is_said_once(
+    pytester: pytest.Pytester, project: Path, store_project: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    """NL2SQL_CACHE_DIR naming a file: the run goes on cold (the same verdicts) and says why
+    once -- not one line per worker -- naming the folder and the two ways out; a usable folder
+    and ``off`` say nothing."""
+    store_project.parent.mkdir(parents=True, exist_ok=True)
+    store_project.write_text("not a folder\n")
+    args = ["--nl2sql-suite", "evals/mini.yaml", "--nl2sql-predictions", "preds.jsonl", "--nl2sql-out", "r.json", "-p", "no:cacheprovider", "-n", workers]
+    result = pytester.runpytest_subprocess(*args)
+    out = result.stdout.str()
+    assert result.ret == 0, out + result.stderr.str()
+    said = [ln for ln in out.splitlines() if "PytestConfigWarning: pytest-nl2sql: the cache folder" in ln]
+    assert len(said) == 1, out
+    assert f"the cache folder {store_project} (NL2SQL_CACHE_DIR) is not a folder" in said[0]
+    assert "NL2SQL_CACHE_DIR=off" in said[0] and "(cold)" in said[0]
+    assert {i["verdict"] for i in json.loads((project / "r.json").read_text())["items"]} == {"passed"}
+    assert store_project.read_text() == "not a folder\n"  # never written to
+    for usable in (str(store_project.parent / "a-folder"), "off"):
+        monkeypatch.setenv("NL2SQL_CACHE_DIR", usable)
+        again = pytester.runpytest_subprocess(*args)
+        assert again.ret == 0 and "cache folder" not in again.stdout.str(), again.stdout.str()
+
+
 def test_no_store_when_the_cache_is_off(pytester: pytest.Pytester, project: Path, store_project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NL2SQL_CACHE_DIR", "off")
     cold, _ = _run(pytester, project)
