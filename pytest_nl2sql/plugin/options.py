@@ -10,8 +10,9 @@ import pytest
 
 # imported when the plugin registers, in every pytest run where the package is installed: only
 # the standard library and pytest here (a dataclass, not attrs), so a project that never uses
-# the plugin pays nothing for it (in_use, docs/plugin.md#cost-when-unused)
-__all__ = ["MODES", "Settings", "add_options", "in_use", "read_settings"]
+# the plugin pays nothing for it (in_use, docs/plugin.md#cost-when-unused); the Settings class
+# itself is made when first asked for (_make_settings)
+__all__ = ["MODES", "Settings", "add_options", "in_use", "read_settings", "settings_class"]  # noqa: F822 -- Settings: module __getattr__
 
 MODES = ("retrieval", "plans", "full")
 #: --nl2sql-second-core's values (docs/plugin.md#speed-warm-and-cold-runs).
@@ -70,50 +71,72 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(dest, help=help_text, type=ini_type, default=None)
 
 
-@dataclass(frozen=True)
-class Settings:
-    suites: tuple[Path, ...]
-    config: Path | None
-    mode: str
-    roles: frozenset[str] | None
-    cases: frozenset[str] | None
-    clarify: bool
-    out: Path | None
-    baseline: Path | None
-    update_baseline: bool
-    strict_baseline: bool
-    max_cost: float | None
-    recall_threshold: float | None
-    regenerate: bool
-    allow_packaged: bool
-    predictions: Path | None
-    audit: bool
-    audit_warnings: bool
-    audit_mutants: bool
-    seed: str | None
-    seed_out: Path | None
-    seed_count: int
-    explicit: bool  # any nl2sql option given at all
-    concurrency: int = 1  # engine calls in flight per process (docs/plugin.md#concurrency)
-    cache: bool = False
-    cache_dir: Path | None = None
-    repeat: int = 1
-    estimate: bool = False
-    save_predictions: Path | None = None
-    html: Path | None = None
-    compare: Path | None = None
-    allow_series_break: bool = False  # --nl2sql-compare across a schema change does not fail the run
-    shard: tuple[int, int] | None = None  # (index, count), 1-based
-    max_leak_rate: float | None = None
-    test_suite: int = 0  # neighbour databases per datasource (--nl2sql-test-suite; 0: off)
-    engine: str | None = None  # --nl2sql-engine: reference, nl2sql-engine or module:factory
-    llms: tuple[str, ...] = ()  # --nl2sql-llm NAME (repeatable): the named LLM configs, in the order given
-    second_core: bool = True  # --nl2sql-second-core auto: a serial run may check SQL in a forked helper
+def _make_settings() -> type:
+    """The ``Settings`` class, made on first use: a frozen dataclass of 37 fields takes ~5 ms to
+    make (its methods are generated and compiled), which every pytest run of an environment where
+    the package is installed paid at registration, the plugin used or not."""
 
-    @property
-    def routes_only(self) -> bool:
-        """Mode retrieval without predictions: the engine is asked to route, never to answer."""
-        return self.mode == "retrieval" and self.predictions is None
+    @dataclass(frozen=True)
+    class Settings:
+        __qualname__ = "Settings"
+        suites: tuple[Path, ...]
+        config: Path | None
+        mode: str
+        roles: frozenset[str] | None
+        cases: frozenset[str] | None
+        clarify: bool
+        out: Path | None
+        baseline: Path | None
+        update_baseline: bool
+        strict_baseline: bool
+        max_cost: float | None
+        recall_threshold: float | None
+        regenerate: bool
+        allow_packaged: bool
+        predictions: Path | None
+        audit: bool
+        audit_warnings: bool
+        audit_mutants: bool
+        seed: str | None
+        seed_out: Path | None
+        seed_count: int
+        explicit: bool  # any nl2sql option given at all
+        concurrency: int = 1  # engine calls in flight per process (docs/plugin.md#concurrency)
+        cache: bool = False
+        cache_dir: Path | None = None
+        repeat: int = 1
+        estimate: bool = False
+        save_predictions: Path | None = None
+        html: Path | None = None
+        compare: Path | None = None
+        allow_series_break: bool = False  # --nl2sql-compare across a schema change does not fail the run
+        shard: tuple[int, int] | None = None  # (index, count), 1-based
+        max_leak_rate: float | None = None
+        test_suite: int = 0  # neighbour databases per datasource (--nl2sql-test-suite; 0: off)
+        engine: str | None = None  # --nl2sql-engine: reference, nl2sql-engine or module:factory
+        llms: tuple[str, ...] = ()  # --nl2sql-llm NAME (repeatable): the named LLM configs, in the order given
+        second_core: bool = True  # --nl2sql-second-core auto: a serial run may check SQL in a forked helper
+
+        @property
+        def routes_only(self) -> bool:
+            """Mode retrieval without predictions: the engine is asked to route, never to answer."""
+            return self.mode == "retrieval" and self.predictions is None
+
+    return Settings
+
+
+def settings_class() -> type:
+    """``Settings`` (made once, then a module attribute like any other)."""
+    made = globals().get("Settings")
+    if made is None:
+        made = globals()["Settings"] = _make_settings()
+    return made
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: ``from ...options import Settings`` makes it
+    if name == "Settings":
+        return settings_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def in_use(config: pytest.Config) -> bool:
@@ -171,7 +194,7 @@ def _float(config: pytest.Config, name: str) -> float | None:
         raise pytest.UsageError(f"--nl2sql-{name}: {value!r} is not a number") from None
 
 
-def read_settings(config: pytest.Config) -> Settings:
+def read_settings(config: pytest.Config) -> Settings:  # noqa: F821 -- made on first use (_make_settings)
     root = Path(str(config.rootpath))
     raw_suites = _get(config, "suite") or []
     suites = tuple(Path(s) if Path(s).is_absolute() else (Path.cwd() / s) for s in map(str, raw_suites))
@@ -194,7 +217,7 @@ def read_settings(config: pytest.Config) -> Settings:
         config.getoption("nl2sql_" + n.replace("-", "_")) not in (None, False, [])
         for n, *_ in _OPTIONS
     )
-    return Settings(
+    return settings_class()(
         suites=suites,
         config=Path(cfg) if cfg else None,
         mode=mode,

@@ -38,6 +38,42 @@ def test_a_project_without_suites_imports_nothing_of_the_pipeline(pytester: pyte
     assert "pytest_nl2sql.plugin" in with_plugin  # registered (its options are there), not absent
 
 
+MADE = """
+import json, sys
+
+def pytest_sessionfinish(session):
+    options = sys.modules["pytest_nl2sql.plugin.options"]
+    with open("made.json", "w") as f:
+        json.dump("Settings" in vars(options), f)
+"""
+
+
+def test_a_dormant_run_makes_no_settings_class(pytester: pytest.Pytester) -> None:
+    """The run settings' class (a frozen dataclass of 37 fields, ~5 ms to make) is made when a
+    run uses the plugin, not in every run of an environment where the package is installed."""
+    pytester.makeconftest(MADE)
+    pytester.makepyfile(test_a="def test_a():\n    assert 1 + 1 == 2\n")
+    assert pytester.runpytest_subprocess("-p", "no:cacheprovider", "test_a.py").ret == 0
+    assert json.loads((pytester.path / "made.json").read_text()) is False
+
+
+def test_a_run_that_uses_the_plugin_makes_it_as_before(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(MADE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nl2sql-suite", "evals/mini.yaml", "--nl2sql-mode", "retrieval")
+    assert result.ret in (0, 1), result.stdout.str()
+    assert json.loads((pytester.path / "made.json").read_text()) is True
+    from pytest_nl2sql.plugin.options import Settings, settings_class
+
+    assert settings_class() is Settings and Settings.__qualname__ == "Settings"
+    a = Settings(suites=(), config=None, mode="plans", roles=None, cases=None, clarify=False, out=None, baseline=None,
+                 update_baseline=False, strict_baseline=False, max_cost=None, recall_threshold=None, regenerate=False,
+                 allow_packaged=False, predictions=None, audit=False, audit_warnings=False, audit_mutants=False, seed=None,
+                 seed_out=None, seed_count=0, explicit=True)
+    assert repr(a).startswith("Settings(suites=(), config=None, mode='plans'") and a == Settings(**vars(a)) and not a.routes_only
+    with pytest.raises(AttributeError):
+        a.mode = "full"  # type: ignore[misc]  # frozen
+
+
 def test_the_options_are_there_while_dormant(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--help")
     assert "--nl2sql-suite" in result.stdout.str()
