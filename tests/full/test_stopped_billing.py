@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.full.conftest import FULL, KEY, use_server
+from tests.sigint import sigint_as_a_terminal_gives_it
 
 # tell the test when the fourth item runs (calls for the next items are in flight by then)
 MARK_CONFTEST = """
@@ -33,10 +34,11 @@ def pytest_runtest_call(item):
 def test_ctrl_c_bills_every_answered_call_in_the_report(pytester: pytest.Pytester, project: Path, serve) -> None:
     pytester.makeconftest(MARK_CONFTEST)
     server, plans = serve(hold_s=1.0)  # each call $0.01 (1,000 prompt tokens at $0.01 per 1k)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *FULL, "--nl2sql-concurrency", "4", "-p", "no:randomly", "-v", "--nl2sql-out", "r.json"],
-        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
-    )
+    with sigint_as_a_terminal_gives_it():
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *FULL, "--nl2sql-concurrency", "4", "-p", "no:randomly", "-v", "--nl2sql-out", "r.json"],
+            cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ),
+        )
     while not (project / "in-item").exists():
         assert proc.poll() is None, proc.communicate()[0]
         time.sleep(0.05)

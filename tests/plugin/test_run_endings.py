@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_nl2sql.cli import main as cli_main
+from tests.sigint import sigint_as_a_terminal_gives_it
 
 KILL_CONFTEST = """
 import os, signal
@@ -101,10 +102,11 @@ def test_a_killed_worker_makes_an_incomplete_report_everywhere(
 
 
 def _start(project: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "pytest", "--nl2sql-suite", "evals/mini.yaml", "-p", "no:cacheprovider", *args],
-        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    with sigint_as_a_terminal_gives_it():  # the test sends it SIGINT
+        return subprocess.Popen(
+            [sys.executable, "-m", "pytest", "--nl2sql-suite", "evals/mini.yaml", "-p", "no:cacheprovider", *args],
+            cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
