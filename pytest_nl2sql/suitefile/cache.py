@@ -85,12 +85,10 @@ def cache_problem(folder: Path | None) -> str | None:
         return None
     try:
         folder.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
+    except FileExistsError:  # a file (or a link to one): mkdir(exist_ok=True) accepts only a folder
         return "is not a folder"
     except OSError as exc:
         return f"cannot be made ({exc.strerror or exc})"
-    if not folder.is_dir():
-        return "is not a folder"
     if not os.access(folder, os.W_OK | os.X_OK):
         return "is not writable"
     return None
