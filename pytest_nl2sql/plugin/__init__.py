@@ -20,6 +20,8 @@ May import every other stage (``suitefile``, ``config``, ``datasources``, ``llm`
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 # Only what registering the plugin needs: pytest imports this module in every run where the
@@ -54,6 +56,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not in_use(config):
         return  # dormant: a project that does not use the plugin pays nothing for it
+    from pytest_nl2sql.plugin.options import read_settings
+    from pytest_nl2sql.plugin.under_xdist import DeferredStart
+
+    settings = read_settings(config)  # an option mistake is a usage error now, whatever follows
+    deferred = DeferredStart.fits(config, settings, _start)
+    if deferred is not None:  # xdist's controller: the pipeline once its workers are starting
+        config.pluginmanager.register(deferred, "nl2sql_deferred")
+        return
+    _start(config, settings)
+
+
+def _start(config: pytest.Config, settings: Any, handed: Any = None) -> Any:
     from pytest_nl2sql.plugin.session import start  # the whole pipeline, loaded on use
 
-    start(config)
+    return start(config, settings, handed)

@@ -6,7 +6,6 @@ worker. Node ids are stable: ``evals/chinook.yaml::chinook_001[analyst]``.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,9 @@ import _pytest
 import pluggy
 import pytest
 
+from pytest_nl2sql import collector
 from pytest_nl2sql.errors import SuiteError
+from pytest_nl2sql.plugin.under_xdist import suite_digests
 from pytest_nl2sql.reporting.shards import shard_of
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status, rows_problem
@@ -93,34 +94,28 @@ class SuiteFile(pytest.File):
         run.register_suite(self.path, suite)
         run.check_mode(self.path, suite)
         markers = MarkerNames(self.config)
-        for case in suite.cases:
-            if case.status is not Status.APPROVED or not case_selected(case, run):
-                continue
-            for role in select_roles(case, run):
-                for llm in run.settings.llms or (None,):  # --nl2sql-llm NAME: once per named LLM config
-                    name = f"{case.id}[{role}-{llm}]" if llm else f"{case.id}[{role}]"
-                    # an explicit nodeid, so pytest parses "[role]" as the parameter part, as it
-                    # does for the ids it reads back (--lf, --deselect, the cache)
-                    item = CaseItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", case=case, role=role, llm=llm)
-                    for word in markers.usable(case.tags, role, case.outcome[role].value):
-                        item.add_marker(word)
-                    yield item
+        items = []
+        # the items outlive the run and hold no garbage: the collections a thousand of them would
+        # trigger walk the whole heap (pytest, the suites) and free nothing (docs/benchmarks.md)
+        with collector.paused():
+            for case in suite.cases:
+                if case.status is not Status.APPROVED or not case_selected(case, run):
+                    continue
+                for role in select_roles(case, run):
+                    for llm in run.settings.llms or (None,):  # --nl2sql-llm NAME: once per named LLM config
+                        name = f"{case.id}[{role}-{llm}]" if llm else f"{case.id}[{role}]"
+                        # an explicit nodeid, so pytest parses "[role]" as the parameter part, as it
+                        # does for the ids it reads back (--lf, --deselect, the cache)
+                        item = CaseItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", case=case, role=role, llm=llm)
+                        for mark in markers.marks(case.tags, role, case.outcome[role].value):
+                            item.add_marker(mark)
+                        items.append(item)
+        yield from items
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, self.CollectError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
-
-
-def suite_digests(paths: Any) -> dict[str, str]:
-    """sha256 of each suite file's bytes, by resolved path (the controller's, at configure)."""
-    out = {}
-    for p in paths:
-        try:
-            out[str(Path(p).resolve())] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
-        except OSError:
-            continue
-    return out
 
 
 def changed_since_controller(config: pytest.Config, path: Path) -> str | None:
@@ -156,6 +151,18 @@ class MarkerNames:
         lines = config.getini("markers")
         self.ours = {ln.split(":")[0].strip() for ln in lines if ln.endswith(_OURS)}  # another suite file's
         self.taken = {ln.split(":")[0].split("(")[0].strip() for ln in lines if not ln.endswith(_OURS)}
+        self._marks: dict[str, pytest.MarkDecorator] = {}
+
+    def marks(self, *words: Any) -> list[pytest.MarkDecorator]:
+        """``pytest.mark.<word>`` of each usable word, made once per word (pytest makes a new
+        one, checking the registered markers again, for each ``add_marker(name)``)."""
+        out = []
+        for word in self.usable(*words):
+            mark = self._marks.get(word)
+            if mark is None:
+                mark = self._marks[word] = getattr(pytest.mark, word)
+            out.append(mark)
+        return out
 
     def usable(self, *words: Any) -> list[str]:
         out = []

@@ -12,7 +12,7 @@ import pytest
 # the standard library and pytest here (a dataclass, not attrs), so a project that never uses
 # the plugin pays nothing for it (in_use, docs/plugin.md#cost-when-unused); the Settings class
 # itself is made when first asked for (_make_settings)
-__all__ = ["MODES", "Settings", "add_options", "in_use", "read_settings", "settings_class"]  # noqa: F822 -- Settings: module __getattr__
+__all__ = ["MODES", "Settings", "add_options", "in_use", "join_args", "named_suites", "read_settings", "settings_class", "take_suites"]  # noqa: F822 -- Settings: module __getattr__
 
 MODES = ("retrieval", "plans", "full")
 #: --nl2sql-second-core's values (docs/plugin.md#speed-warm-and-cold-runs).
@@ -150,13 +150,39 @@ def in_use(config: pytest.Config) -> bool:
             return True
         if ini_type is not None and _ini(config, dest) not in (None, "", []):
             return True
+    if named_suites(config):
+        return True
+    here = Path.cwd()
+    return any((folder / "nl2sql.yaml").is_file() for folder in (Path(str(config.rootpath)), here, *here.parents))
+
+
+def named_suites(config: pytest.Config) -> list[Path]:
+    """The suite files named (alone or in a node id) on pytest's command line, resolved."""
+    named = []
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         for arg in config.args:
             path = Path(arg.split("::")[0])
             if path.suffix in (".yaml", ".yml") and path.is_file():
-                return True
-    here = Path.cwd()
-    return any((folder / "nl2sql.yaml").is_file() for folder in (Path(str(config.rootpath)), here, *here.parents))
+                named.append(path.resolve())
+    return named
+
+
+def take_suites(config: pytest.Config, suites: Any) -> None:
+    """Have pytest collect ``suites``: they replace its default arguments (the rootdir, the
+    ``testpaths``), or join the paths given on its command line unless named there already.
+    Done as many times as asked, the arguments are the same."""
+    if not suites:
+        return
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args[:] = [str(p) for p in suites]
+    else:
+        join_args(config, suites)
+
+
+def join_args(config: pytest.Config, paths: Any) -> None:
+    """Append paths to pytest's arguments, unless already named there."""
+    have = {Path(a.split("::")[0]).resolve() for a in config.args}
+    config.args.extend(str(p) for p in paths if Path(p).resolve() not in have)
 
 
 def _get(config: pytest.Config, name: str) -> Any:

@@ -30,7 +30,6 @@ from pytest_nl2sql.plugin.collect import (
     case_selected,
     select_roles,
     select_shard,
-    suite_digests,
 )
 from pytest_nl2sql.plugin.endings import (
     SigtermAsInterrupt,
@@ -44,13 +43,15 @@ from pytest_nl2sql.plugin.endings import (
 )
 from pytest_nl2sql.plugin.engine_factory import DefaultEngineFactory
 from pytest_nl2sql.plugin.ledger import CostLedger
-from pytest_nl2sql.plugin.options import read_settings
+from pytest_nl2sql.plugin.options import join_args, named_suites, read_settings, take_suites
 from pytest_nl2sql.plugin.run import Nl2sqlRun
 from pytest_nl2sql.plugin.under_xdist import (
     TEXT_ATTR,
     RecordCrossing,
     WorkersStart,
     XdistScope,
+    started_workers,
+    suite_digests,
     wait_for_controller,
     xdist_loaded,
 )
@@ -76,15 +77,17 @@ from pytest_nl2sql.scoring.clarification import ClarificationScorer
 from pytest_nl2sql.scoring.faithfulness import FaithfulnessScorer
 from pytest_nl2sql.scoring.scorers import BuiltinScorers
 from pytest_nl2sql.suitefile.cache import cache_dir, cache_warning
-from pytest_nl2sql.suitefile.loader import load_suite
+from pytest_nl2sql.suitefile.loader import in_cache, load_suite
 from pytest_nl2sql.suitefile.model import Status
 
 __all__ = ["Nl2sqlSession", "start"]
 
 
-def start(config: pytest.Config) -> None:
-    """Register the plugin objects of a run that uses the plugin (from ``pytest_configure``)."""
-    run = Nl2sqlRun(config, read_settings(config))
+def start(config: pytest.Config, settings: Any = None, handed: Any = None) -> Nl2sqlSession:
+    """Register the plugin objects of a run that uses the plugin (from ``pytest_configure``; on
+    an xdist controller maybe once its workers are starting: ``handed``, a
+    ``plugin.under_xdist.DeferredStart``)."""
+    run = Nl2sqlRun(config, settings if settings is not None else read_settings(config))
     config.stash[RUN_KEY] = run
     folder = cache_dir()
     STORE.enable(folder)  # verdicts remembered across runs, beside the suite cache
@@ -98,6 +101,8 @@ def start(config: pytest.Config) -> None:
         config.pluginmanager.register(FaithfulnessScorer(), "nl2sql_faithfulness")
     config.pluginmanager.register(DefaultEngineFactory(), "nl2sql_default_engine")
     session = Nl2sqlSession(config, run)
+    if handed is not None:
+        session.take_over(handed)
     config.pluginmanager.register(session, "nl2sql_session")
     from pytest_nl2sql.plugin.memory import FrozenHeap, ReportKeeper
 
@@ -108,16 +113,11 @@ def start(config: pytest.Config) -> None:
         config.pluginmanager.register(RecordCrossing(session._is_ours), "nl2sql_crossing")  # a record crosses as one JSON string
 
         config.pluginmanager.register(XdistScope(lambda p: session.is_suite_path(Path(config.rootpath) / p)), "nl2sql_xdist_scope")
+    return session
 
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
-
-
-def _add_args(config: pytest.Config, paths: Any) -> None:
-    """Append suite paths to pytest's arguments, unless already named there."""
-    have = {Path(a.split("::")[0]).resolve() for a in config.args}
-    config.args.extend(str(p) for p in paths if Path(p).resolve() not in have)
 
 
 class Nl2sqlSession:
@@ -152,32 +152,22 @@ class Nl2sqlSession:
     # -- configuration ----------------------------------------------------------------
     def _setup(self) -> None:
         config, run = self.config, self.run
-        source = config.args_source
         explicit = bool(run.settings.explicit or run.settings.suites)
         # an nl2sql option was given: run those suites (default: what evals.yaml names), alone
         # unless test paths were given too
-        named = []  # suite files (or node ids in them) named on the command line
-        if source == pytest.Config.ArgsSource.ARGS:
-            for arg in config.args:
-                path = Path(arg.split("::")[0])
-                if path.suffix in (".yaml", ".yml") and path.is_file():
-                    named.append(path.resolve())
+        named = named_suites(config)  # suite files (or node ids in them) named on the command line
         suites = run.default_suites() if explicit and (run.settings.suites or not named) else ()
         if explicit and not suites and not named and not run.settings.seed:
             _no_suites(run)
         known = {Path(p).resolve() for p in suites} | set(named)
-        if suites:
-            if source != pytest.Config.ArgsSource.ARGS:
-                config.args[:] = [str(p) for p in suites]
-            else:
-                _add_args(config, suites)
+        take_suites(config, suites)
         # in a project folder (nl2sql.yaml in the rootdir), the suites evals.yaml names are
         # collected wherever pytest's own walk meets them, beside the project's ordinary tests
         if not explicit and (Path(str(config.rootpath)) / "nl2sql.yaml").is_file():
             project_suites = [Path(p).resolve() for p in run.default_suites()]
             known.update(project_suites)
-            if source == pytest.Config.ArgsSource.TESTPATHS:
-                _add_args(config, project_suites)
+            if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+                join_args(config, project_suites)
         self._suite_paths = known
         self._ours_by_path.clear()
         if run.settings.mode == "full" or run.settings.max_cost is not None:
@@ -242,30 +232,39 @@ class Nl2sqlSession:
     def pytest_sessionstart(self, session: pytest.Session) -> Any:
         suites = sorted(self._suite_paths)
         if not WorkersStart.wanted(self.config):  # serial, or a worker
-            if _is_worker(self.config):
-                wait_for_controller(self.config)
+            if _is_worker(self.config) and not all(in_cache(p) for p in suites):
+                wait_for_controller(self.config)  # a suite the controller is still reading into the cache
             self.run.precheck(suites)
             self._controller_start()
             return (yield)
         self.run.precheck_options()  # before a worker starts
-        start = self._starting = WorkersStart(self.config, self.folder)
-        try:
-            with start:
-                result = yield  # xdist starts the workers (under_xdist, "Starting")
-                self.run.precheck_engine(suites)
-                self.run.precheck_suites(suites)
-                if not self.config.option.collectonly:
-                    self.run.start_provenance(sorted(self._suite_paths))
-            self._starting = None
-            terminal = self.config.pluginmanager.getplugin("terminalreporter")
-            if self._header_after_start and terminal is not None:
-                for line in self._header_lines():
-                    terminal.write_line(line)
-            self._controller_start()
-        except BaseException:
-            start.stop_workers()  # a usage error after the spawn: pytest prints it once they are gone
-            raise
-        return result
+        self._starting = WorkersStart(self.config, self.folder)
+        return (yield from started_workers(self._starting, self.checks_after_spawn, self.after_start))
+
+    def take_over(self, deferred: Any) -> None:
+        """What the controller's stand-in did before this session was made, once xdist was
+        starting the workers (``plugin.under_xdist.DeferredStart``)."""
+        self.started = deferred.started
+        self._folder = deferred.folder  # the lock is there; removed with the run folder
+        self._digests = deferred.digests
+        self.worker_count = deferred.worker_count
+        self._header_after_start = deferred.header_asked
+
+    def checks_after_spawn(self) -> None:
+        """The controller's checks once xdist is starting the workers, under the lock they wait for."""
+        suites = sorted(self._suite_paths)
+        self.run.precheck_engine(suites)
+        self.run.precheck_suites(suites)
+        if not self.config.option.collectonly:
+            self.run.start_provenance(suites)
+
+    def after_start(self) -> None:
+        self._starting = None
+        terminal = self.config.pluginmanager.getplugin("terminalreporter")
+        if self._header_after_start and terminal is not None:
+            for line in self._header_lines():
+                terminal.write_line(line)
+        self._controller_start()
 
     def _controller_start(self) -> None:
         if not _is_worker(self.config):

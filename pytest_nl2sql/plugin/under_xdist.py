@@ -35,18 +35,27 @@ checked, the LLMs' settings read: ~0.08 s on Spider, the project's YAML and the 
 file) and the suites are read while the workers import and configure themselves
 (:class:`WorkersStart`). The controller holds a lock (``precheck.lock`` in the run folder)
 meanwhile; a worker waits for it before reading the suites, so it finds them in the cache
-instead of parsing them again on a core the controller needs. An engine or a suite the
+instead of parsing them again on a core the controller needs; a worker that finds every suite
+in the cache already (a warm run) does not wait. An engine or a suite the
 controller refuses (an engine's setup that fails, a missing API key, a plan missing in plans
 mode, an unknown ``--nl2sql-roles`` or ``--nl2sql-cases`` name, a broken baseline) is a usage
 error as before: the lock is given back, the workers, which make the same checks, end with it,
 and the controller stops them (each is asked to shut down, then its gateway ends) before pytest
 prints the error.
+
+Where nothing the controller does before the workers start needs it, even its import of the
+pipeline (the engine, the scorers, the reports: ~0.1 s of CPU, while the second core had
+nothing to do) waits until xdist is starting the workers (:class:`DeferredStart`): on Spider
+dev's 972 items, warm, ``-n 2`` took 0.97x the time it took before (docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
+import time
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +63,7 @@ import pytest
 
 from pytest_nl2sql.reporting.spool import record_text
 
-__all__ = ["TEXT_ATTR", "RecordCrossing", "WorkersStart", "XdistScope", "xdist_loaded"]
+__all__ = ["TEXT_ATTR", "DeferredStart", "RecordCrossing", "WorkersStart", "XdistScope", "started_workers", "suite_digests", "xdist_loaded"]
 
 
 def xdist_loaded(config: pytest.Config) -> bool:
@@ -163,7 +172,7 @@ class WorkersStart:
     @staticmethod
     def wanted(config: pytest.Config) -> bool:
         """Is this the controller of an xdist run, with a suite cache for its workers to read?"""
-        from pytest_nl2sql.suitefile.cache import cache_dir
+        from pytest_nl2sql.suitefile.cachefolder import cache_dir
 
         return (
             not hasattr(config, "workerinput")
@@ -196,6 +205,121 @@ class WorkersStart:
             except Exception:  # noqa: BLE001 -- a worker already gone
                 pass
         manager.teardown_nodes()
+
+
+def suite_digests(paths: Any) -> dict[str, str]:
+    """sha256 of each suite file's bytes, by resolved path: what the controller hands each worker
+    as it starts (``plugin.collect.changed_since_controller``)."""
+    out = {}
+    for p in paths:
+        try:
+            out[str(Path(p).resolve())] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return out
+
+
+def started_workers(starting: WorkersStart, checks: Callable[[], None], after: Callable[[], None]) -> Generator[None, Any, Any]:
+    """The controller's ``pytest_sessionstart`` wrapper (``yield from`` it) from the workers' start
+    on: the lock held while xdist starts them and ``checks`` run, then ``after``; on a usage
+    error (or anything) the workers are stopped before pytest prints it (module doc, "Starting")."""
+    try:
+        with starting:
+            result = yield  # xdist starts the workers
+            checks()
+        after()
+    except BaseException:
+        starting.stop_workers()
+        raise
+    return result
+
+
+class DeferredStart:
+    """The controller of an xdist run imports the pipeline once its workers are starting.
+
+    The workers are started in xdist's ``pytest_sessionstart``; importing the plugin's pipeline
+    (the engine, the scorers, the reports: ~0.1 s) in ``pytest_configure`` held them back while
+    the second core had nothing to do (module doc, "Starting"). So where nothing the controller
+    does before that needs the pipeline -- suites named with ``--nl2sql-suite`` (their paths and
+    digests are all a worker is handed), no cost ledger to share (mode full, ``--nl2sql-max-cost``),
+    no upkeep (regenerate, seed, audit), the suite cache on, neither ``--dist each`` nor
+    ``loadfile``, no pytest-testmon -- this stand-in is registered at configure (the options are
+    read and checked there, as ever) and makes the session once xdist has started the workers,
+    under the same lock; everything else is as :mod:`plugin.session` does it."""
+
+    def __init__(self, config: pytest.Config, settings: Any, suites: list[Path], make_session: Callable[..., Any]) -> None:
+        self.config = config
+        self.settings = settings
+        self.suites = suites  # resolved: the suites the session will collect
+        self.make_session = make_session  # plugin.session.start (imported by the caller, on use)
+        self.started = time.time()
+        self.folder: Path | None = None  # the run folder (reporting.spool), handed to the session
+        self.digests: dict[str, str] | None = None
+        self.worker_count = 0
+        self.header_asked = False
+        self.session: Any = None
+
+    @classmethod
+    def fits(cls, config: pytest.Config, settings: Any, make_session: Callable[..., Any]) -> DeferredStart | None:
+        """The stand-in for this run, or None when the session must be made at configure;
+        ``make_session(config, settings, handed=stand_in)`` makes it later."""
+        from pytest_nl2sql.plugin.options import named_suites
+        from pytest_nl2sql.suitefile.cachefolder import cache_dir
+
+        option = config.option
+        fits = (
+            not hasattr(config, "workerinput")
+            and xdist_loaded(config)
+            and getattr(option, "dist", "no") not in ("no", "each", "loadfile")
+            and bool(getattr(option, "tx", None))
+            and not option.collectonly
+            and bool(settings.suites)
+            and all(p.is_file() for p in settings.suites)
+            and settings.mode != "full"
+            and settings.max_cost is None
+            and not (settings.regenerate or settings.seed or settings.audit)
+            and not getattr(option, "testmon", False)
+            and cache_dir() is not None
+        )
+        if not fits:
+            return None
+        return cls(config, settings, sorted({p.resolve() for p in settings.suites} | set(named_suites(config))), make_session)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.session is not None:
+            return  # a replacement worker: the session hands it what it needs
+        self.worker_count += 1
+        node.workerinput[LOCK_KEY] = str(self._folder() / "precheck.lock")
+        if self.digests is None:
+            self.digests = suite_digests(self.suites)
+        node.workerinput["nl2sql_digests"] = self.digests
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        self.header_asked = True  # the session says its lines once the workers start
+        return []
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> Any:
+        starting = WorkersStart(self.config, self._folder())
+        return (yield from started_workers(starting, self._make_session, lambda: self.session.after_start()))
+
+    def _make_session(self) -> None:
+        self.session = self.make_session(self.config, self.settings, handed=self)
+        self.session.checks_after_spawn()
+
+    def _folder(self) -> Path:
+        if self.folder is None:
+            from pytest_nl2sql.reporting.spool import make_run_folder
+
+            self.folder = make_run_folder()
+        return self.folder
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.session is None and self.folder is not None:  # the session never came: the folder is ours to remove
+            import shutil
+
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def wait_for_controller(config: pytest.Config) -> None:

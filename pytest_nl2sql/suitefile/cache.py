@@ -25,7 +25,7 @@ loaded) and a sum over the slot and the suite's bytes; writing one removes the s
 entries (the suite before an edit), and entries unused for ``lock.CACHE_MAX_AGE_S`` (a hit
 refreshes an entry's time), so a folder carried from commit to commit (a CI cache) stays bounded.
 
-The folder is ``$NL2SQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-nl2sql``, else
+The folder (``suitefile.cachefolder``) is ``$NL2SQL_CACHE_DIR``, else ``$XDG_CACHE_HOME/pytest-nl2sql``, else
 ``~/.cache/pytest-nl2sql``; ``NL2SQL_CACHE_DIR=off`` disables the cache.
 """
 
@@ -35,12 +35,12 @@ import hashlib
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 from pytest_nl2sql import __version__, collector
 from pytest_nl2sql.suitefile import clarifications as clar
 from pytest_nl2sql.suitefile import digest as digests
+from pytest_nl2sql.suitefile.cachefolder import cache_dir, cache_problem, cache_warning
 from pytest_nl2sql.suitefile.lock import touch_if_old
 from pytest_nl2sql.suitefile.model import (
     Difficulty,
@@ -66,45 +66,6 @@ _FIELDS = (
     "paraphrase_group", "tables", "columns", "order_matters", "sql", "rows", "alt_sql", "alt_rows",
     "plan", "match", "reviewed", "location", "clarify", "digests",
 )  # fmt: skip
-
-
-def cache_dir() -> Path | None:
-    value = os.environ.get("NL2SQL_CACHE_DIR")
-    if value == "off":
-        return None
-    if value:
-        return Path(value)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "pytest-nl2sql"
-
-
-def cache_problem(folder: Path | None) -> str | None:
-    """Why ``folder`` cannot hold the cache (not a folder, cannot be made, not writable), or
-    None: it can (or the cache is off). Made here when missing, as a first write would."""
-    if folder is None:
-        return None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:  # a file (or a link to one): mkdir(exist_ok=True) accepts only a folder
-        return "is not a folder"
-    except OSError as exc:
-        return f"cannot be made ({exc.strerror or exc})"
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return "is not writable"
-    return None
-
-
-def cache_warning(folder: Path | None) -> str | None:
-    """The line a run that cannot use its cache folder says once, or None."""
-    problem = cache_problem(folder)
-    if problem is None:
-        return None
-    named = "NL2SQL_CACHE_DIR" if os.environ.get("NL2SQL_CACHE_DIR") else "the default cache folder; NL2SQL_CACHE_DIR moves it"
-    return (
-        f"pytest-nl2sql: the cache folder {folder} ({named}) {problem}: every run reads its suites' YAML "
-        "and checks every SQL text again (cold); set NL2SQL_CACHE_DIR to a folder you can write, "
-        "or NL2SQL_CACHE_DIR=off to run without a cache"
-    )
 
 
 def key(path: str, digest: str, *extra: Any) -> str:

@@ -59,6 +59,7 @@ __all__ = [
     "MATCH_OPTIONS",
     "MAX_SUITE_BYTES",
     "CaseSpans",
+    "in_cache",
     "load_suite",
     "parse_suite",
 ]
@@ -483,6 +484,16 @@ def load_suite(
         cache.put(key, suite)
         _remember((key, shown), suite, cache.entry_stat(key))
     return suite
+
+
+def in_cache(path: str | os.PathLike[str], *, strict: bool = True) -> bool:
+    """Whether the disk cache has an entry for the suite file's bytes as they are now (loaded
+    the same way): ``load_suite`` would read it instead of parsing the YAML."""
+    try:
+        data = read_suite_bytes(path)
+    except SuiteError:
+        return False
+    return cache.entry_stat(cache.key(str(path), hashlib.sha256(data).hexdigest(), strict)) is not None
 
 
 #: The suites this process read from the disk cache, by key (path, bytes, strictness) and the

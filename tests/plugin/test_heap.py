@@ -155,3 +155,42 @@ def test_a_collector_turned_off_stays_off(pytester: pytest.Pytester, project: Pa
         assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*before)
+
+
+#: The collector as eager as it can be (a collection every 10 allocations, a full one every
+#: 40): each collection started while an nl2sql item is made is logged.
+EAGER_COLLECTOR = """
+import gc
+
+MAKING = []
+
+def _log(phase, info):
+    if phase == "start" and MAKING:
+        with open("collections.txt", "a") as fh:
+            fh.write(f"{info['generation']}\\n")
+
+def pytest_configure(config):
+    from pytest_nl2sql.plugin.collect import CaseItem
+
+    made = CaseItem.__init__
+
+    def __init__(self, *args, **kwargs):
+        MAKING.append(1)
+        try:
+            made(self, *args, **kwargs)
+        finally:
+            MAKING.pop()
+
+    CaseItem.__init__ = __init__
+    gc.set_threshold(10, 2, 2)
+    gc.callbacks.append(_log)
+"""
+
+
+def test_making_the_items_triggers_no_garbage_collection(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(EAGER_COLLECTOR)
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-p", "no:randomly", "--co", "-q")
+    assert result.ret == 0
+    assert "7 tests collected" in "\n".join(result.outlines)
+    # the items outlive the run: a collection while they are made (even a full one) would free nothing
+    assert not (project / "collections.txt").exists(), (project / "collections.txt").read_text()

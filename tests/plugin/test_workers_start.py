@@ -8,10 +8,20 @@ from pathlib import Path
 
 import pytest
 
+#: How each conftest below reads what the processes of a run logged so far.
+EVENTS = """
+def _events():
+    try:
+        with open("events.txt") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+"""
+
 #: Every process of the run logs each suite it parses from YAML, and when its workers were started
 #: and configured. The controller parses only once both workers are up (or 20 s passed), so a
 #: worker that did not wait for it would surely parse the suite itself.
-SLOW_PARSE = """
+SLOW_PARSE = EVENTS + """
 import os, time
 from pytest_nl2sql.suitefile import loader
 
@@ -32,13 +42,6 @@ def parse_suite(*args, **kwargs):
     return suite
 
 loader.parse_suite = parse_suite
-
-def _events():
-    try:
-        with open("events.txt") as fh:
-            return fh.read()
-    except OSError:
-        return ""
 
 import pytest
 
@@ -127,3 +130,96 @@ def test_an_option_mistake_is_found_before_any_worker_starts(
     assert "bringing up nodes" not in "\n".join(result.outlines)
     assert "created: 2/2 workers" not in "\n".join(result.outlines)
     assert not (project / "drafts.yaml").exists()
+
+
+#: The controller logs, as xdist starts each worker, which parts of the pipeline it has imported.
+IMPORTED_AT_SPAWN = """
+import json, sys
+import pytest
+
+PIPELINE = ("pytest_nl2sql.plugin.session", "pytest_nl2sql.scoring.scorers", "pytest_nl2sql.engine.protocol",
+            "pytest_nl2sql.reporting.report")
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    with open("imported.txt", "a") as fh:
+        fh.write(json.dumps([m for m in PIPELINE if m in sys.modules]) + "\\n")
+"""
+
+
+def test_the_controller_starts_its_workers_before_it_imports_the_pipeline(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(IMPORTED_AT_SPAWN)
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly", "--nl2sql-out", "r.json")
+    result.assert_outcomes(passed=7)
+    # the workers were started at once; the controller imported the rest while they started
+    assert (project / "imported.txt").read_text().splitlines() == ["[]", "[]"]
+    # and the run is the same: the header (once the workers started), the report, the workers counted
+    assert "nl2sql: mini.yaml 4 approved cases x 3 roles = 7 items, 1 drafts, 1 retired (mode plans)" in result.outlines
+    created = result.outlines.index("created: 2/2 workers")
+    assert created < result.outlines.index("nl2sql: mini.yaml 4 approved cases x 3 roles = 7 items, 1 drafts, 1 retired (mode plans)")
+    data = json.loads((project / "r.json").read_text())
+    assert data["run"]["workers"] == 2 and data["run"]["complete"] is True
+    assert sorted(i["verdict"] for i in data["items"]) == ["passed"] * 7
+    assert not list(Path(pytester.path).glob("nl2sql-run-*"))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--nl2sql-max-cost", "5"], ["--dist", "loadfile"]],
+    ids=["a-cost-ledger-to-share", "loadfile-header"],
+)
+def test_a_run_whose_controller_needs_the_pipeline_first_imports_it_at_configure(
+    pytester: pytest.Pytester, project: Path, args: list[str]
+) -> None:
+    pytester.makeconftest(IMPORTED_AT_SPAWN)
+    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly", *args)
+    result.assert_outcomes(passed=7)
+    lines = [json.loads(line) for line in (project / "imported.txt").read_text().splitlines()]
+    assert len(lines) == 2 and all("pytest_nl2sql.plugin.session" in line for line in lines)
+    if "loadfile" in args:
+        result.stdout.fnmatch_lines(["nl2sql: --dist loadfile runs each suite file on one worker*"])
+
+
+#: The controller's suite checks wait until both workers have collected (or 20 s), then log; each
+#: worker logs when it has collected. A worker that waited for the controller's lock would
+#: collect only after the controller's log line.
+SLOW_CHECKS = EVENTS + """
+import os, time
+import pytest
+from pytest_nl2sql.plugin.run import Nl2sqlRun
+
+_checks = Nl2sqlRun.precheck_suites
+
+
+def precheck_suites(self, *args, **kwargs):
+    if not hasattr(self.config, "workerinput") and os.environ.get("SLOW_CHECKS"):
+        deadline = time.time() + 20
+        while time.time() < deadline and _events().count(" collected ") < 2:
+            time.sleep(0.05)
+    out = _checks(self, *args, **kwargs)
+    if not hasattr(self.config, "workerinput"):
+        with open("events.txt", "a") as fh:
+            fh.write(f"{time.time()} checked controller\\n")
+    return out
+
+Nl2sqlRun.precheck_suites = precheck_suites
+
+def pytest_collection_finish(session):
+    if hasattr(session.config, "workerinput"):
+        with open("events.txt", "a") as fh:
+            fh.write(f"{time.time()} collected {session.config.workerinput['workerid']}\\n")
+"""
+
+
+def test_on_a_warm_cache_the_workers_do_not_wait_for_the_controllers_checks(pytester: pytest.Pytester, project: Path) -> None:
+    pytester.makeconftest(SLOW_CHECKS)
+    args = ("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly")
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=7)  # cold: the controller fills the cache
+    (project / "events.txt").unlink()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SLOW_CHECKS", "1")
+        result = pytester.runpytest_subprocess(*args)
+    result.assert_outcomes(passed=7)
+    events = sorted((float(t), what) for t, what, _ in (line.split() for line in (project / "events.txt").read_text().splitlines()))
+    # the suite was in the cache: each worker read it from there and collected while the controller still checked
+    assert [what for _, what in events] == ["collected", "collected", "checked"], events
