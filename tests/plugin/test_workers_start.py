@@ -147,9 +147,15 @@ def pytest_configure_node(node):
 """
 
 
-def test_the_controller_starts_its_workers_before_it_imports_the_pipeline(pytester: pytest.Pytester, project: Path) -> None:
+def test_the_controller_starts_its_workers_before_it_imports_the_pipeline(
+    pytester: pytest.Pytester, project: Path, tmp_path: Path
+) -> None:
     pytester.makeconftest(IMPORTED_AT_SPAWN)
-    result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly", "--nl2sql-out", "r.json")
+    temp = tmp_path / "temp"  # the run's temp folder: where its run folder (reporting.spool) is made
+    temp.mkdir()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TMPDIR", str(temp))
+        result = pytester.runpytest_subprocess("--nl2sql-suite", "evals/mini.yaml", "-n", "2", "-p", "no:randomly", "--nl2sql-out", "r.json")
     result.assert_outcomes(passed=7)
     # the workers were started at once; the controller imported the rest while they started
     assert (project / "imported.txt").read_text().splitlines() == ["[]", "[]"]
@@ -160,7 +166,7 @@ def test_the_controller_starts_its_workers_before_it_imports_the_pipeline(pytest
     data = json.loads((project / "r.json").read_text())
     assert data["run"]["workers"] == 2 and data["run"]["complete"] is True
     assert sorted(i["verdict"] for i in data["items"]) == ["passed"] * 7
-    assert not list(Path(pytester.path).glob("nl2sql-run-*"))
+    assert not list(temp.glob("nl2sql-run-*"))  # the stand-in's run folder went with the session's
 
 
 @pytest.mark.parametrize(
