@@ -17,7 +17,7 @@ import pytest
 
 from pytest_nl2sql import collector
 from pytest_nl2sql.errors import SuiteError
-from pytest_nl2sql.plugin.under_xdist import suite_digests
+from pytest_nl2sql.plugin.under_xdist import DIGESTS_KEY, suite_digests
 from pytest_nl2sql.reporting.shards import shard_of
 from pytest_nl2sql.suitefile.loader import load_suite
 from pytest_nl2sql.suitefile.model import EvalCase, EvalSuite, Kind, Outcome, Status, rows_problem
@@ -122,7 +122,7 @@ def changed_since_controller(config: pytest.Config, path: Path) -> str | None:
     """An xdist worker (a replacement one after a crash, too) that reads another version of a
     suite file than the controller did would make xdist, which schedules by index, run items
     twice and others never: the worker refuses to collect it, loudly."""
-    digests = getattr(config, "workerinput", {}).get("nl2sql_digests") or {}
+    digests = getattr(config, "workerinput", {}).get(DIGESTS_KEY) or {}
     key = str(Path(path).resolve())
     if key not in digests:
         return None

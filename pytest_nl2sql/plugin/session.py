@@ -46,6 +46,7 @@ from pytest_nl2sql.plugin.ledger import CostLedger
 from pytest_nl2sql.plugin.options import join_args, named_suites, read_settings, take_suites
 from pytest_nl2sql.plugin.run import Nl2sqlRun
 from pytest_nl2sql.plugin.under_xdist import (
+    DIGESTS_KEY,
     TEXT_ATTR,
     RecordCrossing,
     WorkersStart,
@@ -216,7 +217,7 @@ class Nl2sqlSession:
             self._starting.tell(node)
         if self._digests is None:  # once: a replacement worker checks against the same digests
             self._digests = suite_digests(sorted(self._suite_paths))
-        node.workerinput["nl2sql_digests"] = self._digests
+        node.workerinput[DIGESTS_KEY] = self._digests
         if self.run.ledger is not None:
             node.workerinput["nl2sql_ledger"] = str(self.run.ledger.path)
         if self.run.llm_ledgers:

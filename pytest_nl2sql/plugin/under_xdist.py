@@ -63,7 +63,7 @@ import pytest
 
 from pytest_nl2sql.reporting.spool import record_text
 
-__all__ = ["TEXT_ATTR", "DeferredStart", "RecordCrossing", "WorkersStart", "XdistScope", "started_workers", "suite_digests", "xdist_loaded"]
+__all__ = ["DIGESTS_KEY", "TEXT_ATTR", "DeferredStart", "RecordCrossing", "WorkersStart", "XdistScope", "started_workers", "suite_digests", "xdist_loaded"]
 
 
 def xdist_loaded(config: pytest.Config) -> bool:
@@ -155,6 +155,8 @@ class RecordCrossing:
 
 #: The worker input naming the controller's lock (module doc, "Starting").
 LOCK_KEY = "nl2sql_precheck_lock"
+#: The worker input holding the suites' digests as the controller read them (``suite_digests``).
+DIGESTS_KEY = "nl2sql_digests"
 #: How long a worker waits for the controller's checks before it reads the suites itself.
 WAIT_SECONDS = 600.0
 
@@ -258,6 +260,7 @@ class DeferredStart:
         self.worker_count = 0
         self.header_asked = False
         self.session: Any = None
+        self._starting: WorkersStart | None = None
 
     @classmethod
     def fits(cls, config: pytest.Config, settings: Any, make_session: Callable[..., Any]) -> DeferredStart | None:
@@ -290,10 +293,11 @@ class DeferredStart:
         if self.session is not None:
             return  # a replacement worker: the session hands it what it needs
         self.worker_count += 1
-        node.workerinput[LOCK_KEY] = str(self._folder() / "precheck.lock")
+        if self._starting is not None:
+            self._starting.tell(node)
         if self.digests is None:
             self.digests = suite_digests(self.suites)
-        node.workerinput["nl2sql_digests"] = self.digests
+        node.workerinput[DIGESTS_KEY] = self.digests
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         self.header_asked = True  # the session says its lines once the workers start
@@ -301,19 +305,15 @@ class DeferredStart:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionstart(self, session: pytest.Session) -> Any:
-        starting = WorkersStart(self.config, self._folder())
-        return (yield from started_workers(starting, self._make_session, lambda: self.session.after_start()))
+        from pytest_nl2sql.reporting.spool import make_run_folder
+
+        self.folder = make_run_folder()
+        self._starting = WorkersStart(self.config, self.folder)
+        return (yield from started_workers(self._starting, self._make_session, lambda: self.session.after_start()))
 
     def _make_session(self) -> None:
         self.session = self.make_session(self.config, self.settings, handed=self)
         self.session.checks_after_spawn()
-
-    def _folder(self) -> Path:
-        if self.folder is None:
-            from pytest_nl2sql.reporting.spool import make_run_folder
-
-            self.folder = make_run_folder()
-        return self.folder
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.session is None and self.folder is not None:  # the session never came: the folder is ours to remove

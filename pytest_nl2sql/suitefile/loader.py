@@ -467,9 +467,7 @@ def load_suite(
     """Load and check one suite file (cached on its bytes; ``write_cache=False`` only reads
     the cache, as collection does, which writes nothing)."""
     shown = str(path)
-    data = read_suite_bytes(path)
-    digest = hashlib.sha256(data).hexdigest()
-    key = cache.key(shown, digest, strict)
+    data, digest, key = _cache_slot(path, strict)
     if use_cache:
         entry = cache.entry_stat(key)
         loaded = _LOADED.get((key, shown))
@@ -490,10 +488,17 @@ def in_cache(path: str | os.PathLike[str], *, strict: bool = True) -> bool:
     """Whether the disk cache has an entry for the suite file's bytes as they are now (loaded
     the same way): ``load_suite`` would read it instead of parsing the YAML."""
     try:
-        data = read_suite_bytes(path)
+        key = _cache_slot(path, strict)[2]
     except SuiteError:
         return False
-    return cache.entry_stat(cache.key(str(path), hashlib.sha256(data).hexdigest(), strict)) is not None
+    return cache.entry_stat(key) is not None
+
+
+def _cache_slot(path: str | os.PathLike[str], strict: bool) -> tuple[bytes, str, str]:
+    """The suite file's bytes, their sha256 and its cache entry's name, as loaded through ``path``."""
+    data = read_suite_bytes(path)
+    digest = hashlib.sha256(data).hexdigest()
+    return data, digest, cache.key(str(path), digest, strict)
 
 
 #: The suites this process read from the disk cache, by key (path, bytes, strictness) and the
